@@ -1,0 +1,84 @@
+"""The command line: search, explain, run; JSON is stable; errors exit 2 without a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from core.cli import main
+from tests.conftest import ROOT
+
+TOOLS = {"tools": [
+    {"name": "search_files", "description": "Search files by name in a folder."},
+    {"name": "send_email", "description": "Send an email message."},
+    {"name": "read_file", "description": "Read a file's contents."},
+]}
+
+
+@pytest.fixture(scope="module")
+def catalog_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "catalog.json"
+    path.write_text(json.dumps(TOOLS))
+    return path
+
+
+def test_search_json_is_stable_and_complete(catalog_path, capsys):
+    assert main(["search", str(catalog_path), "find files", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["method"] == "bm25" and out["profile"] == "ratel-0.12"
+    # "file's" stems to "file": read_file has tf 2 in a shorter text.
+    assert [h["id"] for h in out["hits"]] == ["read_file", "search_files"]
+    assert out["hits"][0]["rank"] == 0
+
+
+def test_search_table_and_no_result_reason(catalog_path, capsys):
+    assert main(["search", str(catalog_path), "find files"]) == 0
+    out = capsys.readouterr().out
+    assert "rank" in out and "search_files" in out
+    assert main(["search", str(catalog_path), "the"]) == 0
+    assert "No results" in capsys.readouterr().out
+
+
+def test_explain_prints_terms_and_json(catalog_path, capsys):
+    assert main(["explain", str(catalog_path), "the files", "read_file"]) == 0
+    out = capsys.readouterr().out
+    assert "contribution" in out and "dropped as stop words: the" in out
+    assert main(["explain", str(catalog_path), "files", "read_file", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["terms"][0]["term"] == "file" and data["terms"][0]["fields"] == ["name.split", "description"]
+
+
+def test_run_writes_a_run_file(catalog_path, tmp_path):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"query": "send mail", "relevant": ["send_email"]}\n{"query": "read a file"}\n')
+    out = tmp_path / "run.json"
+    assert main(["run", str(catalog_path), str(queries), "--out", str(out)]) == 0
+    run = json.loads(out.read_text())
+    assert run["send mail"][0][0] == "send_email"
+    assert set(run) == {"send mail", "read a file"}
+
+
+def test_bad_input_exits_2_with_a_message(catalog_path, tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert main(["search", str(bad), "x"]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json" in err and "Traceback" not in err
+    assert main(["explain", str(catalog_path), "x", "no_such_tool"]) == 2
+    assert "no_such_tool" in capsys.readouterr().err
+
+
+def test_output_is_byte_identical_across_hash_seeds(catalog_path):
+    outputs = set()
+    for seed in ("0", "1", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        proc = subprocess.run(
+            [sys.executable, "-m", "core.cli", "search", str(catalog_path), "files email message", "--json"],
+            capture_output=True, env=env, cwd=ROOT, check=True,
+        )
+        outputs.add(proc.stdout)
+    assert len(outputs) == 1

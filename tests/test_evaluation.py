@@ -1,0 +1,625 @@
+"""Tests for core.evaluation: metrics on hand-computed fixtures, loading, comparison, CLI,
+and the stabletoolbench validation against the reference figures."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from core import evaluation as ev
+from core.errors import QueryError, RanklensError
+from core.evaluation import (
+    Judgment,
+    apply_floor,
+    compare,
+    evaluate,
+    hit_at_k,
+    load_queries,
+    load_run,
+    mrr_at_k,
+    ndcg_at_k,
+    paired_bootstrap,
+    parse_config,
+    precision_at_k,
+    recall_at_k,
+    run_queries,
+    save_run,
+)
+
+HERE = Path(__file__).parent
+STB = Path(__file__).resolve().parents[2] / "shared" / "eval" / "stabletoolbench"
+LOG3 = math.log2(3)  # discount of rank 2: 1.5849625
+
+# --------------------------------------------------------------------------- fixture
+#
+# Four judged queries and one run, computed by hand below with ks = (1, 3).
+#
+#   q1 relevant {a, b}            run: x, a, y, b
+#   q2 relevant {c: 2, d: 1}      run: d, c
+#   q3 relevant {} (no tool)      run: z (score 1.0)
+#   q4 relevant {e}               run: (nothing)
+
+JUDGMENTS = [
+    Judgment("q1", {"a": 1.0, "b": 1.0}, "two tools"),
+    Judgment("q2", {"c": 2.0, "d": 1.0}, "graded"),
+    Judgment("q3", {}, "out of catalog"),
+    Judgment("q4", {"e": 1.0}, "missed"),
+]
+RUN = {
+    "q1": [("x", 3.0), ("a", 2.0), ("y", 1.5), ("b", 1.0)],
+    "q2": [("d", 5.0), ("c", 4.0)],
+    "q3": [("z", 1.0)],
+    "q4": [],
+}
+KS = (1, 3)
+
+# q1: ndcg@3 = (1/log2 3) / (1 + 1/log2 3) = 0.63093 / 1.63093
+Q1_NDCG3 = (1 / LOG3) / (1 + 1 / LOG3)
+# q2: ranked d (grade 1), c (grade 2); ideal c, d
+#     ndcg@1 = 1 / 2 ; ndcg@3 = (1 + 2/log2 3) / (2 + 1/log2 3) = 2.26186 / 2.63093
+Q2_NDCG1 = 0.5
+Q2_NDCG3 = (1 + 2 / LOG3) / (2 + 1 / LOG3)
+
+
+def test_q1_is_about_0_387_and_q2_about_0_860():
+    # guards the constants above against a typo
+    assert abs(Q1_NDCG3 - 0.386853) < 1e-6
+    assert abs(Q2_NDCG3 - 0.859719) < 1e-6
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def test_hit_at_k():
+    assert hit_at_k(["x", "a"], {"a"}, 1) == 0.0
+    assert hit_at_k(["x", "a"], {"a"}, 2) == 1.0
+    assert hit_at_k([], {"a"}, 5) == 0.0
+
+
+def test_recall_at_k():
+    # 1 of 2 relevant in the top 3
+    assert recall_at_k(["x", "a", "y", "b"], {"a", "b"}, 3) == 0.5
+    assert recall_at_k(["x", "a", "y", "b"], {"a", "b"}, 4) == 1.0
+    assert recall_at_k(["x"], set(), 3) == 0.0
+
+
+def test_precision_divides_by_k_even_when_fewer_hits():
+    # 2 relevant among 2 returned, but k = 3: 2/3
+    assert precision_at_k(["d", "c"], {"c", "d"}, 3) == pytest.approx(2 / 3)
+    assert precision_at_k(["x", "a"], {"a"}, 1) == 0.0
+
+
+def test_mrr_at_k():
+    assert mrr_at_k(["x", "a"], {"a"}, 2) == 0.5
+    assert mrr_at_k(["x", "a"], {"a"}, 1) == 0.0  # first relevant beyond k
+    assert mrr_at_k(["x", "y", "a"], {"a", "x"}, 3) == 1.0
+
+
+def test_ndcg_binary_uses_ideal_of_min_relevant_k():
+    # 3 relevant, k = 2: ideal list has 2 hits: 1 + 1/log2 3
+    # run r1, x: dcg = 1  -> 1 / (1 + 1/log2 3) = 0.61315
+    assert ndcg_at_k(["r1", "x"], {"r1", "r2", "r3"}, 2) == pytest.approx(1 / (1 + 1 / LOG3))
+    assert ndcg_at_k(["r1", "r2"], {"r1", "r2", "r3"}, 2) == pytest.approx(1.0)
+
+
+def test_ndcg_graded_uses_linear_gain():
+    assert ndcg_at_k(["d", "c"], {"c": 2, "d": 1}, 1) == Q2_NDCG1
+    assert ndcg_at_k(["d", "c"], {"c": 2, "d": 1}, 3) == pytest.approx(Q2_NDCG3)
+    # with 2**g - 1 gains this would be (1 + 3/log2 3)/(3 + 1/log2 3) = 0.7852, not 0.8597
+    assert ndcg_at_k(["d", "c"], {"c": 2, "d": 1}, 3) != pytest.approx(0.7852, abs=1e-3)
+
+
+def test_ndcg_counts_a_repeated_id_once_and_ignores_zero_grades():
+    # "a" twice: second copy earns nothing -> dcg 1, idcg 1 + 1/log2 3 (a, b)
+    assert ndcg_at_k(["a", "a"], {"a": 1, "b": 1}, 2) == pytest.approx(1 / (1 + 1 / LOG3))
+    # grade 0 is "judged not relevant"
+    assert ndcg_at_k(["z"], {"z": 0, "a": 1}, 1) == 0.0
+
+
+@pytest.mark.parametrize("k", [0, -1, 1.5, True])
+def test_bad_k_is_rejected(k):
+    with pytest.raises(QueryError, match="positive integer"):
+        hit_at_k(["a"], {"a"}, k)
+
+
+def test_parse_metric_key():
+    assert ev.parse_metric_key("ndcg@10") == ("ndcg", 10)
+    assert ev.parse_metric_key("no_tool@floor") == ("no_tool@floor", None)
+    with pytest.raises(QueryError, match="valid metrics"):
+        ev.parse_metric_key("map@10")
+    with pytest.raises(QueryError):
+        ev.parse_metric_key("ndcg@0")
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+def test_evaluate_means_over_answerable_queries():
+    report = evaluate(RUN, JUDGMENTS, KS)
+    m = report.metrics
+    # three answerable queries: q1, q2, q4 (q4 scores 0 everywhere)
+    assert m["hit@1"] == pytest.approx(1 / 3)  # only q2
+    assert m["hit@3"] == pytest.approx(2 / 3)  # q1, q2
+    assert m["recall@1"] == pytest.approx((0 + 1 / 2 + 0) / 3)
+    assert m["recall@3"] == pytest.approx((1 / 2 + 1 + 0) / 3)
+    assert m["precision@1"] == pytest.approx(1 / 3)
+    assert m["precision@3"] == pytest.approx((1 / 3 + 2 / 3 + 0) / 3)
+    assert m["mrr@1"] == pytest.approx(1 / 3)
+    assert m["mrr@3"] == pytest.approx((1 / 2 + 1 + 0) / 3)
+    assert m["ndcg@1"] == pytest.approx((0 + Q2_NDCG1 + 0) / 3)
+    assert m["ndcg@3"] == pytest.approx((Q1_NDCG3 + Q2_NDCG3 + 0) / 3)
+    assert report.n_queries == 4 and report.n_answerable == 3 and report.n_no_tool == 1
+
+
+def test_no_tool_metrics():
+    report = evaluate(RUN, JUDGMENTS, KS)
+    # q3 returned z: not answered with nothing
+    assert report.metrics["no_tool@floor"] == 0.0
+    # median rank-1 score of queries right at rank 1 (only q2: 5.0) minus q3's 1.0
+    assert report.metrics["no_tool_margin"] == pytest.approx(4.0)
+    floored = evaluate(apply_floor(RUN, 1.5), JUDGMENTS, KS)
+    assert floored.metrics["no_tool@floor"] == 1.0
+    assert floored.metrics["no_tool_margin"] == pytest.approx(5.0)  # 5.0 - 0
+    # the floor dropped q1's "b" (1.0 < 1.5), which was at rank 4: @3 unchanged
+    assert floored.metrics["ndcg@3"] == pytest.approx(report.metrics["ndcg@3"])
+
+
+def test_no_tool_keys_absent_without_no_tool_queries():
+    report = evaluate(RUN, [j for j in JUDGMENTS if not j.is_no_tool], KS)
+    assert "no_tool@floor" not in report.metrics
+
+
+def test_rows_and_worst():
+    report = evaluate(RUN, JUDGMENTS, KS)
+    q1 = report.row("q1")
+    assert q1.first_rank == 2 and q1.top == ("x", "a", "y") and q1.top_score == 3.0
+    assert q1.relevant == ("a", "b") and q1.note == "two tools"
+    assert report.row("q4").first_rank is None
+    assert report.row("q3").no_tool and report.row("q3").metrics == {}
+    # ndcg@3 ascending: q4 (0), q1 (0.387), q2 (0.860); the no-tool q3 is not listed
+    assert [r.query for r in report.worst(10)] == ["q4", "q1", "q2"]
+    assert [r.query for r in report.worst(1)] == ["q4"]
+
+
+def test_query_missing_from_run_counts_as_empty():
+    report = evaluate({"q2": RUN["q2"]}, JUDGMENTS, KS)
+    assert report.row("q1").metrics["hit@3"] == 0.0
+    assert report.metrics["no_tool@floor"] == 1.0
+
+
+def test_report_to_dict_is_json():
+    data = json.loads(json.dumps(evaluate(RUN, JUDGMENTS, KS).to_dict(worst=2)))
+    assert data["metrics"]["hit@3"] == pytest.approx(2 / 3)
+    assert [w["query"] for w in data["worst"]] == ["q4", "q1"]
+
+
+def test_format_report_lists_metrics_and_worst():
+    text = ev.format_report(evaluate(RUN, JUDGMENTS, KS), worst=2)
+    assert "ndcg" in text and "0.667" in text  # hit@3
+    assert "worst 2 queries" in text and "'q4'" in text and "note: missed" in text
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _write(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "q.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_load_queries_list_grades_and_extra(tmp_path):
+    path = _write(
+        tmp_path,
+        [
+            '{"query": "refund an order", "relevant": ["refund"], "note": "n1"}',
+            "",
+            '{"query": "weather on mars", "relevant": [], "source_id": "G1:3"}',
+            '{"query": "card declined", "relevant": {"charge": 2, "card": 1}}',
+        ],
+    )
+    a, b, c = load_queries(path)
+    assert a == Judgment("refund an order", {"refund": 1.0}, "n1")
+    assert b.is_no_tool and b.extra == {"source_id": "G1:3"} and b.note == ""
+    assert c.relevant == {"charge": 2.0, "card": 1.0}
+    assert c.relevant_ids == {"charge", "card"}
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        ('["a"]', "expected a JSON object"),
+        ('{"relevant": ["a"]}', "'query' must be a non-empty string"),
+        ('{"query": "x"}', "'relevant' is missing"),
+        ('{"query": "x", "relevant": "a"}', "must be a list of ids"),
+        ('{"query": "x", "relevant": [3]}', "must be a non-empty string"),
+        ('{"query": "x", "relevant": {"a": -1}}', "must be a number >= 0"),
+        ('{"query": "x", "relevant": {"a": true}}', "must be a number >= 0"),
+        ('{"query": "x", "relevant": [], "note": 5}', "'note' must be a string"),
+    ],
+)
+def test_load_queries_errors_name_file_and_line(tmp_path, line, message):
+    path = _write(tmp_path, ['{"query": "ok", "relevant": []}', line])
+    with pytest.raises(RanklensError, match=message) as info:
+        load_queries(path)
+    assert f"{path}:2:" in str(info.value)
+    assert "Fix:" in str(info.value)
+
+
+def test_load_queries_rejects_repeated_query(tmp_path):
+    path = _write(
+        tmp_path,
+        ['{"query": "a", "relevant": ["x"]}', '{"query": "a", "relevant": ["y"]}'],
+    )
+    with pytest.raises(QueryError, match=r"q.jsonl:2: .*already appears on line 1"):
+        load_queries(path)
+
+
+def test_load_queries_missing_and_empty(tmp_path):
+    with pytest.raises(QueryError, match="not found"):
+        load_queries(tmp_path / "nope.jsonl")
+    with pytest.raises(QueryError, match="empty"):
+        load_queries(_write(tmp_path, [""]))
+
+
+def test_run_roundtrip(tmp_path):
+    path = tmp_path / "run.json"
+    save_run(RUN, path, method="bm25")
+    assert load_run(path) == RUN
+    assert json.loads(path.read_text())["meta"] == {"method": "bm25"}
+    bare = tmp_path / "bare.json"
+    bare.write_text('{"q": [["a", 1]]}')
+    assert load_run(bare) == {"q": [("a", 1.0)]}
+    bare.write_text('{"q": [["a"]]}')
+    with pytest.raises(QueryError, match="pairs"):
+        load_run(bare)
+
+
+# --------------------------------------------------------------------------- compare
+
+BETTER_RUN = {
+    "q1": [("a", 9.0), ("b", 8.0)],  # ndcg@3 0.387 -> 1, rank 2 -> 1
+    "q2": [("d", 5.0), ("c", 4.0)],  # unchanged
+    "q3": [],  # no-tool query now answered with nothing
+    "q4": [("e", 1.0)],  # ndcg@3 0 -> 1, rank - -> 1
+}
+
+
+def test_paired_bootstrap_constant_and_deterministic():
+    # every paired difference is 0.25: the interval collapses onto it
+    assert paired_bootstrap([0, 0.5], [0.25, 0.75]) == pytest.approx((0.25, 0.25, 0.25))
+    one = paired_bootstrap([0, 0, 0, 0], [1, 0, 0, 1], n_boot=200, seed=3)
+    assert one == paired_bootstrap([0, 0, 0, 0], [1, 0, 0, 1], n_boot=200, seed=3)
+    delta, low, high = one
+    assert delta == 0.5 and 0.0 <= low < 0.5 < high <= 1.0
+    with pytest.raises(QueryError):
+        paired_bootstrap([1], [1, 2])
+
+
+def test_compare_deltas_and_query_changes():
+    cmp = compare({"old": RUN, "new": BETTER_RUN}, JUDGMENTS, ["ndcg@3", "hit@1", "no_tool@floor"],
+                  n_boot=500, seed=0, ks=KS)
+    assert cmp.baseline == "old" and cmp.configs == ("old", "new")
+    d = cmp.delta("new", "ndcg@3")
+    # per-query differences: q1 1 - 0.38685, q2 0, q4 1 -> mean 0.53772
+    assert d.delta == pytest.approx((1 - Q1_NDCG3 + 0 + 1) / 3)
+    assert d.baseline == pytest.approx((Q1_NDCG3 + Q2_NDCG3) / 3)
+    assert d.value == pytest.approx((1 + Q2_NDCG3 + 1) / 3)
+    assert 0.0 <= d.ci_low <= d.delta <= d.ci_high <= 1.0 and d.n == 3
+    # hit@1: q1 and q4 now hit at rank 1: +2/3
+    assert cmp.delta("new", "hit@1").delta == pytest.approx(2 / 3)
+    # no-tool: the single no-tool query went from answered to empty
+    nt = cmp.delta("new", "no_tool@floor")
+    assert (nt.delta, nt.ci_low, nt.ci_high, nt.n) == (1.0, 1.0, 1.0, 1)
+    better = {c.query: (c.baseline_rank, c.rank) for c in cmp.better["new"]}
+    assert better == {"q1": (2, 1), "q4": (None, 1), "q3": (None, None)}
+    # ties in |delta| (q3 and q4 both +1) are broken by query text
+    assert [c.query for c in cmp.better["new"]] == ["q3", "q4", "q1"]
+    assert cmp.worse["new"] == ()
+    # and the reverse direction swaps better and worse
+    back = compare({"new": BETTER_RUN, "old": RUN}, JUDGMENTS, ["ndcg@3"], ks=KS)
+    assert {c.query for c in back.worse["old"]} == {"q1", "q3", "q4"}
+    assert back.delta("old", "ndcg@3").delta == pytest.approx(-d.delta)
+
+
+def test_compare_is_seeded():
+    a = compare({"a": RUN, "b": BETTER_RUN}, JUDGMENTS, ["ndcg@3"], n_boot=300, seed=7, ks=KS)
+    b = compare({"a": RUN, "b": BETTER_RUN}, JUDGMENTS, ["ndcg@3"], n_boot=300, seed=7, ks=KS)
+    assert a.deltas == b.deltas
+    assert json.loads(json.dumps(a.to_dict()))["deltas"][0]["metric"] == "ndcg@3"
+
+
+def test_compare_accepts_reports_and_checks_inputs():
+    rep = evaluate(RUN, JUDGMENTS, KS)
+    cmp = compare({"a": rep, "b": BETTER_RUN}, JUDGMENTS, ["mrr@3"], ks=KS)
+    # mrr@3: q1 0.5 -> 1, q4 0 -> 1: +1.5/3
+    assert cmp.delta("b", "mrr@3").delta == pytest.approx(0.5)
+    with pytest.raises(QueryError, match="at least two"):
+        compare({"a": RUN}, JUDGMENTS)
+    with pytest.raises(QueryError, match="valid metrics"):
+        compare({"a": RUN, "b": RUN}, JUDGMENTS, ["bogus"])
+    with pytest.raises(QueryError, match="same ks"):
+        compare({"a": rep, "b": evaluate(RUN, JUDGMENTS, (1, 10))}, JUDGMENTS, ks=KS)
+    with pytest.raises(QueryError, match="lacks"):
+        compare({"a": evaluate(RUN, JUDGMENTS[:1], KS), "b": RUN}, JUDGMENTS, ks=KS)
+
+
+def test_format_comparison():
+    cmp = compare({"old": RUN, "new": BETTER_RUN}, JUDGMENTS, ["ndcg@3"], ks=KS)
+    text = ev.format_comparison(cmp)
+    assert "new vs old" in text and "better: 3 queries" in text and "worse: 0 queries" in text
+    assert "rank 2 -> 1" in text and "rank - -> 1" in text and "now answered with nothing" in text
+
+
+def test_parse_config():
+    assert parse_config("bm25:cat.json") == ev.ConfigSpec("bm25:cat.json", "bm25", "cat.json")
+    assert parse_config("v2=hybrid@0.5:a/b.json") == ev.ConfigSpec("v2", "hybrid", "a/b.json", 0.5)
+    assert parse_config("cat.json", "semantic") == ev.ConfigSpec("semantic:cat.json", "semantic",
+                                                                 "cat.json")
+    assert parse_config("run:r.json").method == "run"
+    with pytest.raises(QueryError, match="not a number"):
+        parse_config("bm25@high:c.json")
+
+
+def test_fail_under_parsing_and_check():
+    assert ev.parse_fail_under(["ndcg@10=0.8", "hit@1 = 0.5"]) == {"ndcg@10": 0.8, "hit@1": 0.5}
+    for bad in ("ndcg@10", "ndcg@10=high", "nope@3=1"):
+        with pytest.raises(QueryError):
+            ev.parse_fail_under([bad])
+    assert ev.check_thresholds({"ndcg@10": 0.7}, {"ndcg@10": 0.8}) == [
+        "ndcg@10 = 0.7000 is below 0.8"
+    ]
+    assert ev.check_thresholds({"ndcg@10": 0.8}, {"ndcg@10": 0.8}) == []
+    with pytest.raises(QueryError, match="not computed"):
+        ev.check_thresholds({"ndcg@10": 0.8}, {"ndcg@20": 0.5})
+
+
+# --------------------------------------------------------------------------- run_queries with a fake catalog
+
+
+@dataclass(frozen=True)
+class FakeHit:
+    id: str
+    score: float
+    rank: int
+
+
+class FakeCatalog:
+    """Deterministic: ranks ids by how many of the query's words they contain."""
+
+    def __init__(self, docs: dict[str, str]) -> None:
+        self.docs = docs
+        self.calls: list[tuple[str, int, str]] = []
+
+    def _rank(self, query: str, top_k: int) -> list[FakeHit]:
+        words = query.split()
+        scored = [(sum(w in text.split() for w in words), i) for i, text in self.docs.items()]
+        scored = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))[:top_k]
+        return [FakeHit(i, float(s), r) for r, (s, i) in enumerate(scored)]
+
+    def search(self, query: str, top_k: int = 10) -> list[FakeHit]:
+        self.calls.append((query, top_k, "bm25"))
+        return self._rank(query, top_k)
+
+    async def search_async(self, query: str, top_k: int = 10, method: str | None = None):
+        self.calls.append((query, top_k, method or "bm25"))
+        await asyncio.sleep(0)
+        return self._rank(query, top_k)
+
+
+DOCS = {"refund": "refund an order payment", "card": "update card payment", "ship": "track order"}
+
+
+def test_run_queries_sync_and_async():
+    cat = FakeCatalog(DOCS)
+    js = [Judgment("refund order", {"refund": 1}), Judgment("payment card", {"card": 1})]
+    run = run_queries(cat, js, top_k=2)
+    assert run == {
+        "refund order": [("refund", 2.0), ("ship", 1.0)],
+        "payment card": [("card", 2.0), ("refund", 1.0)],
+    }
+    assert cat.calls == [("refund order", 2, "bm25"), ("payment card", 2, "bm25")]
+    cat.calls.clear()
+    assert run_queries(cat, js, top_k=2, method="hybrid") == run
+    assert cat.calls == [("refund order", 2, "hybrid"), ("payment card", 2, "hybrid")]
+    with pytest.raises(QueryError, match="valid methods"):
+        run_queries(cat, js, method="magic")
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _cli(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="ranklens")
+    ev.add_cli(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+@pytest.fixture
+def fake_loader(monkeypatch):
+    """Replace catalog loading by the fake: 'good' knows payment; 'bad' ranks ship first."""
+    bad = {"refund": "refund", "card": "card", "ship": "track order payment refund card"}
+
+    def load(path, method="bm25", skills=None, **options):
+        return FakeCatalog(DOCS if Path(str(path)).stem == "good" else bad)
+
+    monkeypatch.setattr(ev, "load_search_catalog", load)
+
+
+@pytest.fixture
+def qfile(tmp_path) -> Path:
+    return _write(
+        tmp_path,
+        [
+            '{"query": "refund order", "relevant": ["refund"], "note": "n"}',
+            '{"query": "payment card", "relevant": ["card"]}',
+            '{"query": "weather", "relevant": []}',
+        ],
+    )
+
+
+def test_cli_eval_table_json_run_out(fake_loader, qfile, tmp_path, capsys):
+    assert _cli(["eval", "good.json", str(qfile)]) == 0
+    out = capsys.readouterr().out
+    assert "hit" in out and "1.000" in out and "no_tool@floor" in out
+    run_out = tmp_path / "run.json"
+    assert _cli(["eval", "bad.json", str(qfile), "--json", "--run-out", str(run_out)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    # bad: ship ranks first for both queries, the right tool second: mrr@10 = 0.5
+    assert data["metrics"]["mrr@10"] == 0.5 and data["metrics"]["hit@1"] == 0.0
+    assert data["failures"] == [] and data["config"]["method"] == "bm25"
+    assert load_run(run_out)["refund order"][0][0] == "ship"
+
+
+def test_cli_eval_fail_under(fake_loader, qfile, capsys):
+    assert _cli(["eval", "bad.json", str(qfile), "--fail-under", "hit@1=0.5",
+                 "--fail-under", "hit@5=0.5"]) == 1
+    err = capsys.readouterr().err
+    assert "FAIL: hit@1 = 0.0000 is below 0.5" in err and "hit@5" not in err
+    assert _cli(["eval", "good.json", str(qfile), "--fail-under", "ndcg@10=0.99"]) == 0
+
+
+def test_cli_eval_input_errors_exit_2(fake_loader, qfile, tmp_path, capsys):
+    assert _cli(["eval", "good.json", str(tmp_path / "missing.jsonl")]) == 2
+    assert "not found" in capsys.readouterr().err
+    assert _cli(["eval", "good.json", str(qfile), "--fail-under", "ndcg10=1"]) == 2
+    assert "error:" in capsys.readouterr().err
+    assert _cli(["eval", "good.json", str(qfile), "--top-k", "0"]) == 2
+    with pytest.raises(SystemExit) as info:
+        _cli(["eval", "good.json", str(qfile), "--method", "magic"])
+    assert info.value.code == 2
+
+
+def test_cli_compare(fake_loader, qfile, tmp_path, capsys):
+    assert _cli(["compare", str(qfile), "bad.json", "good.json"]) == 0
+    out = capsys.readouterr().out
+    assert "bm25:good.json vs bm25:bad.json" in out and "rank 2 -> 1" in out
+    assert _cli(["compare", str(qfile), "--config", "old=bm25:bad.json",
+                 "--config", "new=hybrid@1.5:good.json", "--json", "--n-boot", "50"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["configs"] == ["old", "new"]
+    hit1 = next(d for d in data["deltas"] if d["metric"] == "hit@1")
+    assert hit1["delta"] == 1.0
+    # the floor 1.5 leaves the no-tool query empty (the fake returns nothing for it anyway)
+    assert data["metrics"]["new"]["no_tool@floor"] == 1.0
+
+
+def test_cli_compare_saved_run_and_errors(fake_loader, qfile, tmp_path, capsys):
+    run_out = tmp_path / "r.json"
+    assert _cli(["eval", "bad.json", str(qfile), "--run-out", str(run_out)]) == 0
+    capsys.readouterr()
+    assert _cli(["compare", str(qfile), f"run:{run_out}", "good.json", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["baseline"] == f"run:{run_out}"
+    assert _cli(["compare", str(qfile), "good.json"]) == 2
+    assert "at least two" in capsys.readouterr().err
+    assert _cli(["compare", str(qfile), "good.json", "good.json"]) == 2
+    assert "named" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- real catalog
+
+
+def test_cli_eval_on_a_real_catalog_file(tmp_path, capsys):
+    pytest.importorskip("core.search", reason="core.search (the lead's facade) not written yet")
+    cat = tmp_path / "cat.json"
+    cat.write_text(
+        json.dumps(
+            {
+                "tools": [
+                    {"id": "refund_order", "name": "refund_order",
+                     "description": "Refund a customer's order. Use when a customer asks for money back."},
+                    {"id": "track_shipment", "name": "track_shipment",
+                     "description": "Where a parcel is now. Use when a customer asks where an order is."},
+                ]
+            }
+        )
+    )
+    q = _write(tmp_path, ['{"query": "money back please", "relevant": ["refund_order"]}'])
+    assert _cli(["eval", str(cat), str(q), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["hit@1"] == 1.0
+
+
+# --------------------------------------------------------------------------- stabletoolbench
+
+# README "reference engine BM25 (ratel-ai 0.12.0)" row, top 10, binary relevance.
+README_ROW = {"hit@1": 0.620, "hit@5": 0.924, "recall@5": 0.662, "mrr@10": 0.749, "ndcg@10": 0.670}
+# The figures to 4 decimals, the same from the reference engine and from ours. mrr@10 is
+# 0.748487 (255.982 / 342): it rounds to 0.748, and to the README's 0.749 only by way of
+# 0.7485, so the README row looks rounded twice. Metric conventions cannot explain the gap:
+# the first relevant rank of every query is the engine's, and resolving score ties
+# optimistically would give mrr@10 0.7490 but recall@5 0.664. So the exact figures are
+# pinned here and the README row is matched within one unit of its 3rd decimal (< 0.001).
+OUR_ROW = {"hit@1": 0.6199, "hit@5": 0.9240, "recall@5": 0.6623, "mrr@10": 0.7485, "ndcg@10": 0.6697}
+
+
+def _stb():
+    if not (STB / "catalog.json").is_file() or not (STB / "queries.jsonl").is_file():
+        pytest.skip(f"stabletoolbench data not found at {STB} (it lives in ../shared/eval/, "
+                    "outside the repository)")
+    return json.loads((STB / "catalog.json").read_text(encoding="utf-8")), load_queries(
+        STB / "queries.jsonl"
+    )
+
+
+def _check_row(metrics: dict[str, float]) -> None:
+    for key, value in README_ROW.items():
+        assert abs(metrics[key] - value) < 1e-3, (key, metrics[key], value)
+        assert round(metrics[key], 4) == OUR_ROW[key], (key, metrics[key])
+
+
+def _our_run(items, judgments):
+    search = pytest.importorskip("core.search", reason="core.search (the lead's facade) is missing")
+    from core.catalog import Tool
+
+    tools = [
+        Tool(id=t["name"], name=t["name"], description=t.get("description") or "",
+             input_schema=t.get("input_schema") or {}, output_schema=t.get("output_schema") or {})
+        for t in items
+    ]
+    return run_queries(search.ToolCatalog(tools), judgments, 10)
+
+
+def test_stabletoolbench_metrics_with_our_engine():
+    items, judgments = _stb()
+    report = evaluate(_our_run(items, judgments), judgments)
+    assert report.n_queries == 342 and report.n_no_tool == 0
+    _check_row(report.metrics)
+
+
+@pytest.mark.oracle
+def test_stabletoolbench_metrics_with_reference_engine():
+    ratel_ai = pytest.importorskip("ratel_ai", reason="the oracle ratel-ai==0.12.0 is not installed")
+    items, judgments = _stb()
+    reg = ratel_ai.ToolRegistry()
+    asyncio.run(reg.register([
+        ratel_ai.Tool(id=t["name"], name=t["name"], description=t.get("description") or "",
+                      input_schema=t.get("input_schema") or {},
+                      output_schema=t.get("output_schema") or {})
+        for t in items
+    ]))
+    run = {j.query: [(h.tool_id, h.score) for h in reg.search(j.query, 10)] for j in judgments}
+    _check_row(evaluate(run, judgments).metrics)
+    # Our engine returns the same ranked ids for every query but one: in the restaurant
+    # query the reference engine gives the term 'moder' (moderate) df 2 instead of 1, a 32-bit
+    # term-hash collision (engine-contract.md: an artefact not to reproduce), which moves
+    # 'Bing Web Search_v2::Web Search' from rank 9 to 10 there. Ranks 9-10 leave every
+    # figure above unchanged.
+    ours = _our_run(items, judgments)
+    differ = [q for q in run if [i for i, _ in run[q]] != [i for i, _ in ours[q]]]
+    assert len(differ) <= 1, differ[:3]
+    assert all(q.startswith("Could you assist me in finding a restaurant") for q in differ)
+
+
+def test_stabletoolbench_loads_with_load_catalog():
+    pytest.importorskip("core.search", reason="core.search (the lead's facade) is missing")
+    items, _ = _stb()
+    catalog = ev.load_search_catalog(STB / "catalog.json")
+    assert len(catalog) == len(items) == 965
