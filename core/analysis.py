@@ -2,8 +2,8 @@
 
 The same chain runs at index time and at query time, so a query is always
 analysed like the documents it is scored against. The chain is a named,
-versioned profile (`Analyzer.profile`); an index records the profile it was
-built with and refuses queries analysed by another.
+versioned profile (`Analyzer.profile`); an index keeps the analyzer it was
+built with and analyses every query with it, and records its profile.
 
 The default profile, ``ratel-0.12``, is the reference engine's chain
 (engine-contract.md, "Analyzer"):

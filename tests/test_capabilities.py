@@ -365,7 +365,8 @@ def test_trace_records_origin_method_hits_and_time(host: CapabilityHost) -> None
 
 
 class AsyncOnlyCatalog:
-    """A stand-in for a semantic catalog: `search` must not be used, `search_async` ranks."""
+    """A stand-in for a semantic catalog: `search` (BM25-only) must not be used; the
+    host must search with the catalog's own method (`search_with` without a method)."""
 
     method = "semantic"
 
@@ -377,7 +378,8 @@ class AsyncOnlyCatalog:
     def search(self, query: str, top_k: int = 10) -> list[Hit]:
         raise AssertionError("search() is BM25-only")
 
-    async def search_async(self, query: str, top_k: int = 10, method: str | None = None) -> list[Hit]:
+    def search_with(self, query: str, top_k: int = 10, method: str | None = None) -> list[Hit]:
+        assert method is None, "the host must not override the construction-time method"
         self.async_calls.append((query, top_k))
         return [Hit("weather", 0.9, 0), Hit("gh__list_issues", 0.5, 1)][:top_k]
 

@@ -82,3 +82,16 @@ def test_output_is_byte_identical_across_hash_seeds(catalog_path):
         )
         outputs.add(proc.stdout)
     assert len(outputs) == 1
+
+
+def test_floor_option_returns_nothing_with_a_reason_and_rejects_bad_syntax(catalog_path, capsys):
+    assert main(["search", str(catalog_path), "files", "--floor", "bm25=99", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["hits"] == [] and "relevance floor 99" in out["reason"]
+    assert main(["search", str(catalog_path), "files", "--floor", "bm25"]) == 2
+    assert "ARM=NUMBER" in capsys.readouterr().err
+
+
+def test_missing_reranker_folder_exits_2_naming_it(catalog_path, capsys):
+    assert main(["search", str(catalog_path), "files", "--reranker", "/no/such/folder"]) == 2
+    assert "/no/such/folder" in capsys.readouterr().err

@@ -408,9 +408,8 @@ class FakeCatalog:
         self.calls.append((query, top_k, "bm25"))
         return self._rank(query, top_k)
 
-    async def search_async(self, query: str, top_k: int = 10, method: str | None = None):
+    def search_with(self, query: str, top_k: int = 10, method: str | None = None):
         self.calls.append((query, top_k, method or "bm25"))
-        await asyncio.sleep(0)
         return self._rank(query, top_k)
 
 

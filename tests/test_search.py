@@ -37,7 +37,7 @@ def test_search_returns_hits_with_id_score_and_zero_based_rank(catalog):
 def test_empty_and_stop_word_queries_say_why(catalog):
     assert catalog.search("", 5).reason == "the query is empty"
     assert "only stop words" in catalog.search("the of and", 5).reason
-    assert "no item shares a word" in catalog.search("zebra", 5).reason
+    assert "no tool shares a word" in catalog.search("zebra", 5).reason
     assert len(catalog.search("email", 0)) == 0
 
 
