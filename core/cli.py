@@ -166,8 +166,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     rows = []
     for h in result:
         desc = catalog.get(h.id).description.replace("\n", " ")
-        rows.append([h.rank, h.id, h.score, desc[:70] + ("…" if len(desc) > 70 else "")])
-    print_table(rows, ["rank", "id", "score", "description"])
+        rows.append([h.rank + 1, h.id, h.score, desc[:70] + ("…" if len(desc) > 70 else "")])
+    print_table(rows, ["#", "id", "score", "description"])
     for note in result.notes:
         print(f"note: {note}")
     return 0
@@ -203,7 +203,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if args.json:
         dump_json(explanation_json(exp))
         return 0
-    rank = "not matched" if exp.rank is None else f"rank {exp.rank}"
+    rank = "matches no query word" if exp.rank is None else f"#{exp.rank + 1} of {len(catalog)}"
     print(f"{exp.item_id}: BM25 score {exp.score:.4f} ({rank})")
     rows = [
         [t.word, t.term, t.tf, t.df, t.idf, t.dl, t.avgdl, t.contribution, ", ".join(t.fields) or "-"]
@@ -299,6 +299,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "top_k", 1) is not None and getattr(args, "top_k", 1) < 0:
         parser.error("--top-k must be >= 0")
+    query = getattr(args, "query", None)
+    if isinstance(query, str) and any("\ud800" <= ch <= "\udfff" for ch in query):
+        # Bytes that are not UTF-8 arrive as lone surrogates, which no output can print.
+        print(f"ranklens {args.command}: error: the query is not valid UTF-8 text. "
+              "Fix: check the terminal's encoding.", file=sys.stderr)
+        return 2
     try:
         return int(args.func(args) or 0)
     except RanklensError as exc:

@@ -958,7 +958,15 @@ class QueryCache:
                 self._entries.move_to_end(key)
                 self.hits += 1
                 return vector
-        raw = embedder.embed_query(text)
+        try:
+            raw = embedder.embed_query(text)
+        except EmbedderError:
+            raise
+        except Exception as exc:  # a custom embedder's own error: typed, like embed_with_cache
+            raise EmbedderError(
+                f"embedder {embedder!r} failed while embedding the query: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
         vector = _check_vectors(
             np.asarray(raw).reshape(1, -1), 1, embedder.dimension, f"{embedder!r} (query)"
         )[0]

@@ -96,7 +96,7 @@ class Judgment:
         return not self.relevant_ids
 
 
-def _line_error(path: Path, lineno: int, problem: str, fix: str) -> RanklensError:
+def _line_error(path: Path | str, lineno: int, problem: str, fix: str) -> RanklensError:
     return QueryError(f"{path}:{lineno}: {problem}. Fix: {fix}")
 
 
@@ -172,6 +172,15 @@ def load_queries(path: str | Path) -> list[Judgment]:
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise QueryError(f"{path}: cannot read the query set ({exc}). Fix: save it as UTF-8 text") from None
+    return parse_queries_text(text, str(path))
+
+
+def parse_queries_text(text: str, source: str = "<input>") -> list[Judgment]:
+    """A judged query set from JSON Lines text (e.g. an upload), checked like `load_queries`.
+
+    Raises:
+        QueryError: naming ``source`` and the line, with the fix.
+    """
     judgments: list[Judgment] = []
     first_line: dict[str, int] = {}
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -181,20 +190,20 @@ def load_queries(path: str | Path) -> list[Judgment]:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise _line_error(
-                path, lineno, f"not valid JSON ({exc.msg} at column {exc.colno})",
+                source, lineno, f"not valid JSON ({exc.msg} at column {exc.colno})",
                 f"write one JSON object per line: {_LINE_FORMAT}",
             ) from None
-        judgment = parse_judgment(data, f"{path}:{lineno}")
+        judgment = parse_judgment(data, f"{source}:{lineno}")
         if judgment.query in first_line:
             raise _line_error(
-                path, lineno,
+                source, lineno,
                 f"the query {judgment.query!r} already appears on line {first_line[judgment.query]}",
                 "merge the two lines into one (a query has one set of relevant ids)",
             )
         first_line[judgment.query] = lineno
         judgments.append(judgment)
     if not judgments:
-        raise QueryError(f"{path}: the query set is empty. Fix: add lines like {_LINE_FORMAT}")
+        raise QueryError(f"{source}: the query set is empty. Fix: add lines like {_LINE_FORMAT}")
     return judgments
 
 
@@ -531,6 +540,60 @@ def run_queries(
     return {
         q: [(h.id, float(h.score)) for h in catalog.search_with(q, top_k, method)] for q in queries
     }
+
+
+def _run_chunk(
+    path: str, queries: list[str], top_k: int, method: str, skills: bool | None, options: dict[str, Any]
+) -> Run:
+    """A worker of `run_queries_parallel`: open the catalog, rank its share of the queries."""
+    return run_queries(load_search_catalog(path, method, skills, **options), queries, top_k, method)
+
+
+def run_queries_parallel(
+    path: str | Path,
+    judgments: Sequence[Judgment] | Sequence[str],
+    top_k: int = 10,
+    method: str = "bm25",
+    *,
+    jobs: int = 2,
+    skills: bool | None = None,
+    catalog: Any = None,
+    **options: Any,
+) -> Run:
+    """`run_queries` over ``jobs`` processes; the same run as one process, query for query.
+
+    The queries are cut into ``jobs`` contiguous slices. Each slice but the
+    first goes to a fresh worker process (spawned, so no model or lock is
+    inherited mid-use) that opens the catalog at ``path`` itself; this process
+    ranks the first slice meanwhile, with ``catalog`` (opened from ``path``
+    when not given). For semantic and hybrid, this process opens its catalog
+    before starting the workers, so they find the embedding cache warm and
+    embed nothing. ``options`` (e.g. ``model=``) go to `load_search_catalog`.
+    """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise QueryError(f"jobs must be a whole number >= 1, got {jobs!r}")
+    queries = [j.query if isinstance(j, Judgment) else str(j) for j in judgments]
+    jobs = min(jobs, len(queries)) or 1
+    if catalog is None and (jobs == 1 or method != "bm25"):
+        catalog = load_search_catalog(path, method, skills, **options)
+    if jobs == 1:
+        return run_queries(catalog, queries, top_k, method)
+    size = -(-len(queries) // jobs)
+    chunks = [queries[i : i + size] for i in range(0, len(queries), size)]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(len(chunks) - 1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [
+            pool.submit(_run_chunk, str(path), chunk, top_k, method, skills, options)
+            for chunk in chunks[1:]
+        ]
+        if catalog is None:  # BM25: opened here while the workers open theirs
+            catalog = load_search_catalog(path, method, skills, **options)
+        run = run_queries(catalog, chunks[0], top_k, method)
+        for future in futures:
+            run.update(future.result())
+    return run
 
 
 def save_run(run: Mapping[str, Sequence[tuple[str, float]]], path: str | Path, **meta: Any) -> None:
@@ -1071,9 +1134,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         for k in ks:
             _check_k(k)
         top_k = _check_top_k(args.top_k)
-        catalog = load_search_catalog(args.catalog, args.method, args.skills,
-                                      **_catalog_options(args))
-        run = run_queries(catalog, judgments, top_k, args.method)
+        if args.jobs < 1:
+            raise QueryError(f"--jobs must be at least 1, got {args.jobs}")
+        run = run_queries_parallel(args.catalog, judgments, top_k, args.method, jobs=args.jobs,
+                                   skills=args.skills, **_catalog_options(args))
         if args.floor is not None:
             run = apply_floor(run, args.floor)
         report = evaluate(run, judgments, ks)
@@ -1173,6 +1237,9 @@ def add_cli(subparsers: Any) -> None:
     p.add_argument("--run-out", metavar="RUN.json", help="also save the run (query -> hits)")
     p.add_argument("--fail-under", action="append", metavar="METRIC=VALUE",
                    help="exit 1 when METRIC is below VALUE, e.g. ndcg@10=0.8; repeatable")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="rank the queries in N processes, each opening the catalog (default 1); "
+                   "the results are identical")
     p.set_defaults(func=_cmd_eval)
 
     c = subparsers.add_parser(

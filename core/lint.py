@@ -508,15 +508,32 @@ def _schema_rules(tool: Any) -> Iterator[Finding]:
 # --------------------------------------------------------------------------- near-duplicates
 
 
-def _near_duplicates(items: Sequence[Any], texts: Sequence[str], kind: str,
-                     threshold: float = NEAR_DUPLICATE_THRESHOLD) -> Iterator[Finding]:
-    """Pairs whose idf-weighted term-count vectors have cosine >= ``threshold``."""
-    if len(items) < 2:
-        return
+@dataclass(frozen=True)
+class TermVectors:
+    """Unit-length, idf-weighted term-count vectors of texts (rows of ``unit``).
+
+    ``idf`` is ln(1 + (N - df + 0.5) / (df + 0.5)) over the texts given, so a
+    term every text has weighs little; ``unit @ unit.T`` is their cosine.
+    """
+
+    unit: Any  # scipy.sparse matrix, one row per text
+    term_lists: list[list[str]]
+    vocab: dict[str, int]
+    idf: Any  # numpy array, by vocab index
+
+    def shared_terms(self, a: int, b: int) -> list[str]:
+        """Terms of rows ``a`` and ``b`` in common, highest idf first."""
+        shared = set(self.term_lists[a]) & set(self.term_lists[b])
+        return sorted(shared, key=lambda t: (-self.idf[self.vocab[t]], t))
+
+
+def term_vectors(texts: Sequence[str], analyzer: Any = None) -> TermVectors:
+    """`TermVectors` of ``texts`` analysed with ``analyzer`` (default: the engine's)."""
     import numpy as np
     from scipy import sparse
 
-    term_lists = [DEFAULT_ANALYZER.analyze(t) for t in texts]
+    analyze = (analyzer or DEFAULT_ANALYZER).analyze
+    term_lists = [analyze(t) for t in texts]
     vocab: dict[str, int] = {}
     rows, cols, vals = [], [], []
     for r, terms in enumerate(term_lists):
@@ -524,17 +541,28 @@ def _near_duplicates(items: Sequence[Any], texts: Sequence[str], kind: str,
             rows.append(r)
             cols.append(vocab.setdefault(term, len(vocab)))
             vals.append(float(n))
-    if not vocab:
-        return
-    n_docs = len(items)
+    n_docs = len(texts)
     matrix = sparse.csr_matrix((vals, (rows, cols)), shape=(n_docs, len(vocab)))
-    df = np.bincount(cols, minlength=len(vocab))
+    df = np.bincount(np.asarray(cols, dtype=np.int64), minlength=len(vocab))
     idf = np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
     weighted = matrix.multiply(idf[np.newaxis, :]).tocsr()
     norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel())
     norms[norms == 0] = 1.0
-    unit = sparse.diags(1.0 / norms) @ weighted
-    sims = sparse.triu(unit @ unit.T, k=1).tocoo()
+    return TermVectors(sparse.diags(1.0 / norms) @ weighted, term_lists, vocab, idf)
+
+
+def _near_duplicates(items: Sequence[Any], texts: Sequence[str], kind: str,
+                     threshold: float = NEAR_DUPLICATE_THRESHOLD) -> Iterator[Finding]:
+    """Pairs whose idf-weighted term-count vectors have cosine >= ``threshold``."""
+    if len(items) < 2:
+        return
+    from scipy import sparse
+
+    vectors = term_vectors(texts)
+    if not vectors.vocab:
+        return
+    term_lists = vectors.term_lists
+    sims = sparse.triu(vectors.unit @ vectors.unit.T, k=1).tocoo()
     for a, b, sim in sorted(zip(sims.row, sims.col, sims.data, strict=True)):
         if sim < threshold - 1e-9:
             continue
@@ -542,7 +570,7 @@ def _near_duplicates(items: Sequence[Any], texts: Sequence[str], kind: str,
             a, b = b, a
         first, second = items[a], items[b]
         ta, tb = set(term_lists[a]), set(term_lists[b])
-        shared = sorted(ta & tb, key=lambda t: (-idf[vocab[t]], t))
+        shared = vectors.shared_terms(a, b)
         only_a, only_b = sorted(ta - tb), sorted(tb - ta)
         yield _finding(
             "near-duplicate", first.id, ", ".join(shared[:15]) + ("…" if len(shared) > 15 else ""),

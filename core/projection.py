@@ -13,8 +13,8 @@ Pure functions. The projection is exactly the reference engine's
 ``type``, ``required``, ``title``, ``const``, ``default``, ``anyOf``, ``oneOf``,
 ``allOf``, ``$ref``, ``$defs`` and the schema's top-level ``description`` are
 not indexed. ``$ref`` is never followed, so a self-referencing schema projects
-in finite time; a Python object graph with a cycle is cut at
-``MAX_PROJECTION_DEPTH``.
+in finite time; a Python object graph with a cycle is cut where a node would
+contain itself, and any path at ``MAX_PROJECTION_DEPTH``.
 
 `tool_projection` also returns provenance: which span of the text came from
 which field, so an explanation can say where a matched term came from.
@@ -125,10 +125,23 @@ def _name_parts(name: str, kind: str, split_kind: str, path: str) -> Iterator[Pa
 MAX_PROJECTION_DEPTH = 256
 
 
-def _schema_parts(schema: Any, path: str, out: list[Part], depth: int = 0) -> None:
-    """Append the parts of one schema node: its ``properties``, then its object ``items``."""
+def _schema_parts(
+    schema: Any, path: str, out: list[Part], depth: int = 0, active: set[int] | None = None
+) -> None:
+    """Append the parts of one schema node: its ``properties``, then its object ``items``.
+
+    ``active`` holds the ids of the nodes on the current path: a node that
+    contains itself (a Python object graph with a cycle) is not entered again,
+    so a cycle, even one that branches, projects in finite time. (JSON text
+    has no cycles; this guards tools built in Python.)
+    """
     if depth > MAX_PROJECTION_DEPTH:
         return
+    if active is None:
+        active = set()
+    elif id(schema) in active:
+        return
+    active.add(id(schema))
     props = schema.get("properties")
     if isinstance(props, Mapping):
         for key, prop in props.items():
@@ -149,10 +162,11 @@ def _schema_parts(schema: Any, path: str, out: list[Part], depth: int = 0) -> No
                     if isinstance(value, str):
                         out.append(Part(value, KIND_ENUM, f"{ppath}.enum[{i}]"))
             if "properties" in prop or "items" in prop:
-                _schema_parts(prop, ppath, out, depth + 1)
+                _schema_parts(prop, ppath, out, depth + 1, active)
     items = schema.get("items")
     if isinstance(items, Mapping):
-        _schema_parts(items, path + ".items", out, depth + 1)
+        _schema_parts(items, path + ".items", out, depth + 1, active)
+    active.discard(id(schema))
 
 
 def tool_parts(

@@ -18,7 +18,7 @@ import numpy as np
 
 from core.analysis import DEFAULT_ANALYZER, Analyzer
 from core.bm25 import BM25Index
-from core.catalog import Catalog, Skill, Tool, load_catalog
+from core.catalog import Catalog, Skill, Tool, load_catalog, parse_tool
 from core.embedding import (
     Embedder,
     EmbeddingCache,
@@ -295,21 +295,27 @@ class _Catalog(Generic[Item]):
         if isinstance(item, self._item_type):
             return item  # type: ignore[return-value]
         if isinstance(item, Mapping):
-            from pydantic import ValidationError
-
-            try:
-                data = dict(item)
-                data.setdefault("id", data.get("name"))
-                return self._item_type.model_validate(data)  # type: ignore[attr-defined, no-any-return]
-            except ValidationError as exc:
-                raise QueryError(
-                    f"{self._kind} #{position} ({item.get('name')!r}) is not a valid "
-                    f"{self._item_type.__name__}: {exc.errors()[0]['msg']}"
-                ) from None
+            return self._from_mapping(dict(item), position)
         raise QueryError(
             f"{self._kind} #{position} is a {type(item).__name__}; register "
             f"{self._item_type.__name__} objects or dicts with at least a name"
         )
+
+    def _from_mapping(self, data: dict[Any, Any], position: int) -> Item:
+        from pydantic import ValidationError
+
+        try:
+            data.setdefault("id", data.get("name"))
+            return self._item_type.model_validate(data)  # type: ignore[attr-defined, no-any-return]
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = ".".join(map(str, error["loc"]))
+            name = repr(data.get("name"))
+            name = name if len(name) <= 60 else name[:60] + "..."
+            raise QueryError(
+                f"{self._kind} #{position} ({name}) is not a valid "
+                f"{self._item_type.__name__}: {field}: {error['msg']}"
+            ) from None
 
     def register(self, items: Item | Iterable[Item]) -> list[str]:
         """Add or replace one item or many; returns the ids whose projection changed.
@@ -318,9 +324,16 @@ class _Catalog(Generic[Item]):
         terms are touched in the BM25 index, and (semantic/hybrid) only their
         texts are embedded, in one batch, through the embedding cache. If
         embedding fails, `EmbedderError` is raised and nothing is registered.
+        A tool given as a dict is checked like one read from a file
+        (`core.catalog.parse_tool`); a bad one raises `CatalogError` naming it.
         """
         if isinstance(items, self._item_type | Mapping):
             items = [items]  # type: ignore[list-item]
+        elif not isinstance(items, Iterable):
+            raise QueryError(
+                f"register() takes a {self._item_type.__name__} or a dict, or an iterable of "
+                f"them; got {type(items).__name__}"
+            )
         batch: dict[str, Item] = {}
         for i, item in enumerate(items):
             coerced = self._coerce(item, i)
@@ -431,7 +444,10 @@ class _Catalog(Generic[Item]):
     def _dense_matrix(self) -> tuple[list[str], np.ndarray]:
         with self._lock:
             if self._matrix is None:
-                ids = list(self._vectors)
+                # Rows in id order, not registration order: a BLAS matrix-vector product
+                # can round a row differently depending on its position, and the same
+                # tools loaded in another order must score the same, bit for bit.
+                ids = sorted(self._vectors)
                 dim = self._embedder.dimension if self._embedder else 0
                 mat = np.stack([self._vectors[i] for i in ids]) if ids else np.zeros((0, dim), np.float32)
                 self._matrix = (ids, mat)
@@ -585,6 +601,11 @@ class ToolCatalog(_Catalog[Tool]):
 
     def _parts(self, item: Tool) -> list[Part]:
         return tool_parts(item.name, item.description, item.input_schema, item.output_schema)
+
+    def _from_mapping(self, data: dict[Any, Any], position: int) -> Tool:
+        # The loaders' checks (schema depth, cycles, non-finite numbers, sizes), so a
+        # dict registered here is held to the same rules as a tool read from a file.
+        return parse_tool(data, f"{self._kind} #{position}")
 
     @property
     def tools(self) -> list[Tool]:

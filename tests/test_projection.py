@@ -119,8 +119,8 @@ def test_self_referencing_python_schema_terminates():
     tool = Tool.model_construct(
         id="loop", name="loop", description="", input_schema=schema, output_schema={}
     )
-    text = project_tool(tool)  # cut at MAX_PROJECTION_DEPTH instead of looping forever
-    assert text.startswith("loop self self") and text.count("self") <= 300
+    text = project_tool(tool)  # the cycle is cut where the node would contain itself
+    assert text == "loop self"
 
 
 def test_spans_cover_the_text_and_name_their_fields():

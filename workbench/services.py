@@ -1,0 +1,127 @@
+"""Heavy objects behind ``st.cache_resource``: searchable indexes and models.
+
+Keyed by the catalog's content hash, so two sessions looking at the same
+catalog share one index, and an edited catalog gets its own. Pages call these
+helpers; they never build indexes themselves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import streamlit as st
+
+from core.cachesim import Conversation, StrategySim, simulate_all  # improve pages
+from core.capabilities import CapabilityHost  # improve pages
+from core.catalog import Catalog
+from core.errors import RanklensError
+from core.evaluation import Judgment, load_queries
+from core.lint import Finding, lint_catalog
+from core.search import Explanation, SearchResult, SkillCatalog, ToolCatalog, catalog_for
+from core.whatif import ConfusablePair, confusable_pairs, item_kind  # improve pages
+
+
+@st.cache_resource(max_entries=16, show_spinner="Indexing the catalog…")
+def _indexed(content_hash: str, method: str, model: str | None, _catalog: Catalog) -> ToolCatalog | SkillCatalog:
+    return catalog_for(_catalog, method=method, model=model)
+
+
+def search_catalog(catalog: Catalog, method: str = "bm25", model: str | None = None) -> ToolCatalog | SkillCatalog:
+    """The searchable index of ``catalog`` for ``method`` (built once, then shared)."""
+    return _indexed(catalog.content_hash, method, model, catalog)
+
+
+def dense_index(catalog: Catalog, model: str | None = None) -> ToolCatalog | SkillCatalog:
+    """The index with embeddings that semantic and hybrid search share (loads the model once)."""
+    return search_catalog(catalog, "hybrid", model)
+
+
+def run_search(
+    catalog: Catalog, query: str, top_k: int, method: str = "bm25", model: str | None = None
+) -> SearchResult:
+    """Search ``catalog`` with any method.
+
+    BM25 uses the BM25-only index; semantic and hybrid use `dense_index`,
+    whose first use loads the embedding model (may raise EmbedderError).
+    """
+    if method == "bm25":
+        return search_catalog(catalog, "bm25").search_with(query, top_k, "bm25")
+    return dense_index(catalog, model).search_with(query, top_k, method)
+
+
+def explain_many(catalog: Catalog, query: str, ids: list[str]) -> dict[str, Explanation]:
+    """BM25 explanations of ``ids`` for ``query`` (per term: tf, df, idf, contribution, fields)."""
+    index = search_catalog(catalog, "bm25")
+    return {i: index.explain(query, i) for i in ids if i in index}
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _lint(content_hash: str, _catalog: Catalog) -> list[Finding]:
+    return lint_catalog(_catalog)
+
+
+def lint_findings(catalog: Catalog) -> list[Finding]:
+    """The definition linter's findings for ``catalog`` (computed once per catalog content)."""
+    return _lint(catalog.content_hash, catalog)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _queries(path: str, mtime: float) -> list[Judgment]:
+    return load_queries(path)
+
+
+def judged_queries(path: str | None) -> list[Judgment]:
+    """The judged query set at ``path`` (empty when there is none or it cannot be read)."""
+    if not path or not Path(path).exists():
+        return []
+    try:
+        return _queries(path, Path(path).stat().st_mtime)
+    except RanklensError:
+        return []
+
+
+# -- improve pages: evaluation lint, confusability, eager recall --------------------------------
+
+
+@st.cache_data(max_entries=16, show_spinner="Linting the catalog against the judged queries…")
+def _lint_judged(content_hash: str, queries_key: str, _catalog: Catalog, _judgments: tuple[Judgment, ...]) -> list[Finding]:
+    return lint_catalog(_catalog, list(_judgments))
+
+
+def lint_with_queries(catalog: Catalog, judgments: list[Judgment] | tuple[Judgment, ...] | None) -> list[Finding]:
+    """Lint findings including the query-set rules (unreachable, shadowing...) when there are judgments."""
+    if not judgments:
+        return lint_findings(catalog)
+    from workbench.improve import judgments_to_jsonl
+
+    key = hashlib.sha256(judgments_to_jsonl(judgments).encode()).hexdigest()
+    return _lint_judged(catalog.content_hash, key, catalog, tuple(judgments))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _confusable(content_hash: str, top_n: int, _catalog: Catalog) -> list[ConfusablePair]:
+    items = _catalog.skills if item_kind(_catalog) == "skill" else _catalog.tools
+    return confusable_pairs(items, top_n)
+
+
+def confusable(catalog: Catalog, top_n: int = 20) -> list[ConfusablePair]:
+    """The ``top_n`` most confusable item pairs of ``catalog`` (see `core.whatif.confusable_pairs`)."""
+    return _confusable(catalog.content_hash, top_n, catalog)
+
+
+@st.cache_data(max_entries=32, show_spinner="Replaying the conversation under each strategy…")
+def _simulate(content_hash: str, conversation_json: str, top_k: int, format: str, method: str,
+              model: str | None, _catalog: Catalog) -> list[StrategySim]:
+    options = {"model": model} if model and method != "bm25" else {}
+    host = CapabilityHost.from_catalog(_catalog, method=method, **options)
+    conversation = Conversation.model_validate_json(conversation_json)
+    return simulate_all(host, conversation, top_k=top_k, format=format)
+
+
+def simulate_conversation(catalog: Catalog, conversation: Conversation, top_k: int = 5,
+                          format: str = "anthropic", method: str = "bm25",
+                          model: str | None = None) -> list[StrategySim]:
+    """`core.cachesim.simulate_all` over ``catalog`` (cached per catalog, conversation and options)."""
+    return _simulate(catalog.content_hash, conversation.model_dump_json(), top_k, format, method,
+                     model, catalog)
