@@ -411,3 +411,21 @@ def test_compare_grid_top3_per_method() -> None:
     first = semantic.search_with(QUERY, 1, "semantic")[0].id
     disagree = "rl-disagree" in rows[0]
     assert disagree == (first != bm25.search(QUERY, 1)[0].id)
+
+
+def test_embedding_layer_notices_are_worded_for_the_user():
+    from core.catalog import Tool
+    from core.embedding import HashingEmbedder
+    from core.search import ToolCatalog
+    from workbench.services import embedding_notices
+
+    index = ToolCatalog(
+        [Tool(id="a", name="a", description="x")], method="hybrid",
+        model=HashingEmbedder(16), persistent_cache=False,
+    )
+    assert embedding_notices(index) == []
+    index.embedding_cache.degraded_reason = "cache folder /ro is read-only"
+    index.embedding_cache.rebuilt_reason = "file was truncated"
+    notices = embedding_notices(index)
+    assert notices[0] == "Embeddings are kept in memory only this session: cache folder /ro is read-only"
+    assert "rebuilt: file was truncated" in notices[1]

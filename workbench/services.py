@@ -33,8 +33,33 @@ def search_catalog(catalog: Catalog, method: str = "bm25", model: str | None = N
 
 
 def dense_index(catalog: Catalog, model: str | None = None) -> ToolCatalog | SkillCatalog:
-    """The index with embeddings that semantic and hybrid search share (loads the model once)."""
-    return search_catalog(catalog, "hybrid", model)
+    """The index with embeddings that semantic and hybrid search share (loads the model once).
+
+    What the embedding layer reports only through Python warnings (a slow model
+    load, a cache rebuilt or kept in memory) is shown once per session here,
+    where the user can see it.
+    """
+    index = search_catalog(catalog, "hybrid", model)
+    shown = st.session_state.embedding_notices_shown
+    for notice in embedding_notices(index):
+        if notice not in shown:
+            shown.add(notice)
+            st.warning(notice, icon=":material/info:")
+    return index
+
+
+def embedding_notices(index: ToolCatalog | SkillCatalog) -> list[str]:
+    """Non-fatal events of a dense index's model and cache, in words a user can act on."""
+    notices = []
+    cache, embedder = index.embedding_cache, index.embedder
+    if cache is not None and cache.degraded_reason:
+        notices.append(f"Embeddings are kept in memory only this session: {cache.degraded_reason}")
+    if cache is not None and cache.rebuilt_reason:
+        notices.append(f"The embedding cache was rebuilt: {cache.rebuilt_reason}")
+    load_notice = getattr(embedder, "load_notice", None)
+    if load_notice:
+        notices.append(f"{load_notice} (once per app process; later searches are fast).")
+    return notices
 
 
 def run_search(

@@ -9,6 +9,7 @@ content hash.
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -54,6 +55,7 @@ DEFAULTS: dict[str, Any] = {
     "eval_errors": None,  # messages of configurations that could not run (e.g. no model)
     "eval_query_error": None,  # last problem with an uploaded or written judged query
     # -- eager recall ----------------------------------------------------------
+    "embedding_notices_shown": set(),  # notices of the embedding layer already shown (services)
     "conversation": None,  # core.cachesim.Conversation last simulated on the Eager recall page
 }
 
@@ -152,7 +154,7 @@ def init_state() -> None:
     """Create every session key with its default, and load the starting catalog once."""
     for key, value in DEFAULTS.items():
         if key not in st.session_state:
-            st.session_state[key] = list(value) if isinstance(value, list) else value
+            st.session_state[key] = copy.copy(value)  # a fresh list/set/dict per session
     if st.session_state.catalog is None:
         start = os.environ.get("RANKLENS_CATALOG")
         if start and Path(start).exists():
