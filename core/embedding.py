@@ -802,13 +802,16 @@ def make_embedder(spec: EmbeddingSpec | str | None = None, **options: Any) -> Em
 
 
 def rank_by_cosine(
-    query_vector: np.ndarray, matrix: np.ndarray, ids: Sequence[str], k: int
+    query_vector: np.ndarray, matrix: np.ndarray, ids: Sequence[str], k: int,
+    *, ids_sorted: bool = False,
 ) -> list[tuple[str, float]]:
     """The ``k`` rows most similar to ``query_vector`` as ``(id, cosine)``, best first, ties by id.
 
     Rows and query are expected to be unit vectors (so the dot product is the
     cosine). Uses ``argpartition`` and keeps every row tied with the k-th
-    score before ordering, so the result does not depend on row order.
+    score before ordering, so the result does not depend on row order. When
+    the caller guarantees ``ids`` are in ascending order (``ids_sorted``),
+    ties are broken by row position in numpy instead of a Python sort.
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise ValueError(f"k must be an integer >= 0, got {k!r}")
@@ -822,7 +825,10 @@ def rank_by_cosine(
         candidates = np.flatnonzero(scores >= threshold)
     else:
         candidates = np.arange(len(ids))
-    ordered = sorted(candidates.tolist(), key=lambda i: (-float(scores[i]), ids[i]))
+    if ids_sorted:
+        ordered = candidates[np.lexsort((candidates, -scores[candidates]))].tolist()
+    else:
+        ordered = sorted(candidates.tolist(), key=lambda i: (-float(scores[i]), ids[i]))
     return [(ids[i], float(scores[i])) for i in ordered[:k]]
 
 

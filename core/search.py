@@ -456,7 +456,7 @@ class _Catalog(Generic[Item]):
     def _semantic_ranking(self, query: str, depth: int) -> list[tuple[str, float]]:
         ids, mat = self._dense_matrix()
         qvec = self._ecache.embed_query(self._embedder, query)  # type: ignore[union-attr, arg-type]
-        return rank_by_cosine(qvec, mat, ids, depth)
+        return rank_by_cosine(qvec, mat, ids, depth, ids_sorted=True)  # rows are in id order
 
     def _semantic(self, query: str, top_k: int) -> SearchResult:
         ranked, floor_reason = self._apply_floor("semantic", self._semantic_ranking(query, top_k))

@@ -791,3 +791,15 @@ def test_default_model_loads_offline_and_ranks_sensibly(tmp_path):
     cache = EmbeddingCache.for_embedder(embedder, cache_dir=tmp_path)
     cached = embed_with_cache(embedder, ["compose and deliver a mail message"], cache)
     np.testing.assert_allclose(cached[0], vectors[0], atol=1e-5)
+
+
+def test_rank_by_cosine_sorted_fast_path_equals_the_general_order():
+    rng = np.random.default_rng(3)
+    # Many exact ties (vectors drawn from a handful of distinct rows).
+    base = rng.normal(size=(5, 8)).astype(np.float32)
+    base /= np.linalg.norm(base, axis=1, keepdims=True)
+    matrix = base[rng.integers(0, 5, size=400)]
+    ids = sorted(f"t{i:04d}" for i in range(400))
+    query = base[0]
+    for k in (1, 7, 100, 400, 1000):
+        assert rank_by_cosine(query, matrix, ids, k, ids_sorted=True) == rank_by_cosine(query, matrix, ids, k)
