@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -519,7 +520,9 @@ def run_cache_sim(args: argparse.Namespace) -> int:
         print(f"ranklens cache-sim: error: {err}", file=sys.stderr)
         return 2
     if args.json:
-        print(canonical_json(report_dict(sims, with_prompts=args.with_prompts)))
+        # Sorted keys: each prompt is one string value, so sorting leaves it byte for byte.
+        report = report_dict(sims, with_prompts=args.with_prompts)
+        print(json.dumps(report, ensure_ascii=False, separators=(",", ":"), sort_keys=True))
     else:
         print(format_report(sims))
     return 0

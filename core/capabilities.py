@@ -19,12 +19,14 @@ import concurrent.futures
 import inspect
 import json
 import time
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import jsonschema.exceptions
+
+from core.trace import Origin, Trace, TraceEvent, TraceHit  # noqa: F401  (re-exported)
 
 if TYPE_CHECKING:
     from core.catalog import Catalog
@@ -44,7 +46,6 @@ MAX_TOP_K = 50
 MAX_SKILL_DESCRIPTION_CHARS = 160
 """Skill descriptions in search results are collapsed to one line of at most this many characters."""
 
-Origin = Literal["direct", "agent"]
 ToolHandler = Callable[[dict[str, Any]], Any]
 """A Python implementation of a catalog tool: takes the validated args, returns a JSON value (may be async)."""
 
@@ -309,71 +310,6 @@ def _copy(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
-# --- trace ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TraceHit:
-    """One ranked item of a traced search."""
-
-    id: str
-    score: float
-    rank: int
-
-
-@dataclass(frozen=True)
-class TraceEvent:
-    """One search: who asked (`origin`), what, how, what came back and how long it took."""
-
-    query: str
-    method: str
-    hits: tuple[TraceHit, ...]
-    duration_ms: float
-    origin: Origin
-    timestamp: float
-    target: Literal["tools", "skills"] = "tools"
-    top_k: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict with camelCase-free flat keys."""
-        return {
-            "query": self.query,
-            "method": self.method,
-            "hits": [{"id": h.id, "score": h.score, "rank": h.rank} for h in self.hits],
-            "duration_ms": self.duration_ms,
-            "origin": self.origin,
-            "timestamp": self.timestamp,
-            "target": self.target,
-            "top_k": self.top_k,
-        }
-
-
-class Trace:
-    """An append-only log of `TraceEvent`s."""
-
-    def __init__(self) -> None:
-        self._events: list[TraceEvent] = []
-
-    def record(self, event: TraceEvent) -> None:
-        self._events.append(event)
-
-    @property
-    def events(self) -> tuple[TraceEvent, ...]:
-        return tuple(self._events)
-
-    def by_origin(self, origin: Origin) -> tuple[TraceEvent, ...]:
-        return tuple(e for e in self._events if e.origin == origin)
-
-    def clear(self) -> None:
-        self._events.clear()
-
-    def __iter__(self) -> Iterator[TraceEvent]:
-        return iter(tuple(self._events))
-
-    def __len__(self) -> int:
-        return len(self._events)
-
-
 # --- host ----------------------------------------------------------------------------------------
 
 
@@ -438,8 +374,12 @@ class CapabilityHost:
         self.skills = skills
         self.servers = _server_infos(servers)
         self.handlers: dict[str, ToolHandler] = dict(handlers or {})
-        self.trace = Trace()
-        self._clock = clock
+        # One trace for both catalogs: searches by host code (through the host or
+        # the catalogs directly) record origin "direct", the capability tools "agent".
+        self.trace = tools.trace if tools.trace is not None else Trace(clock)
+        for catalog in (tools, skills):
+            if catalog is not None and catalog.trace is None:
+                catalog.trace = self.trace
 
     @classmethod
     def from_catalog(
@@ -497,36 +437,13 @@ class CapabilityHost:
 
     # -- searches ---------------------------------------------------------------
 
-    def _traced(
-        self,
-        catalog: Any,
-        target: Literal["tools", "skills"],
-        query: str,
-        top_k: int,
-        origin: Origin,
-    ) -> list[Hit]:
-        """Search with the catalog's construction-time method and record a trace event."""
-        timestamp = self._clock()
-        started = time.perf_counter()
-        hits = list(catalog.search_with(query, top_k))
-        duration_ms = (time.perf_counter() - started) * 1000.0
-        self.trace.record(
-            TraceEvent(
-                query=query,
-                method=catalog.method,
-                hits=tuple(TraceHit(h.id, float(h.score), h.rank) for h in hits),
-                duration_ms=duration_ms,
-                origin=origin,
-                timestamp=timestamp,
-                target=target,
-                top_k=top_k,
-            )
-        )
-        return hits
+    def _traced(self, catalog: Any, query: str, top_k: int, origin: Origin) -> list[Hit]:
+        """Search with the catalog's construction-time method; the catalog's trace records it."""
+        return list(catalog.search_with(query, top_k, origin=origin))
 
     def search(self, query: str, top_k: int = 10) -> list[Hit]:
         """Rank tools for host code (traced with origin `direct`)."""
-        return self._traced(self.tools, "tools", query, top_k, "direct")
+        return self._traced(self.tools, query, top_k, "direct")
 
     async def search_async(self, query: str, top_k: int = 10) -> list[Hit]:
         """`search` for async callers."""
@@ -536,7 +453,7 @@ class CapabilityHost:
         """Rank skills for host code (traced with origin `direct`); empty without a skill catalog."""
         if self.skills is None:
             return []
-        return self._traced(self.skills, "skills", query, top_k, "direct")
+        return self._traced(self.skills, query, top_k, "direct")
 
     async def search_skills_async(self, query: str, top_k: int = 10) -> list[Hit]:
         """`search_skills` for async callers."""
@@ -582,12 +499,12 @@ class CapabilityHost:
                 }
             )
 
-        for hit in self._traced(self.tools, "tools", query, k_tools, "agent"):
+        for hit in self._traced(self.tools, query, k_tools, "agent"):
             add_tool(hit.id, float(hit.score))
 
         skills: list[dict[str, Any]] = []
         if self.skills is not None:
-            skill_hits = self._traced(self.skills, "skills", query, k_skills, "agent")
+            skill_hits = self._traced(self.skills, query, k_skills, "agent")
             for hit in skill_hits:
                 skill = self.skills.get(hit.id)
                 skills.append(

@@ -69,6 +69,7 @@ DEFAULT_CHUNK_SIZE = 256
 DEFAULT_HASHING_DIMENSION = 64
 DEFAULT_QUERY_CACHE_SIZE = 256
 CACHE_ENV_VAR = "RANKLENS_CACHE_DIR"
+SLOW_LOAD_ENV_VAR = "RANKLENS_SLOW_LOAD_SECONDS"
 CACHE_FORMAT_VERSION = 1
 
 _MAGIC = b"RLNSEMB\x00"
@@ -503,6 +504,27 @@ def prefer_passive_openmp() -> None:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
+def slow_load_seconds_from_env() -> float:
+    """``$RANKLENS_SLOW_LOAD_SECONDS`` (a number of seconds > 0), else `DEFAULT_SLOW_LOAD_SECONDS`.
+
+    Raises:
+        EmbedderError: when the variable is set to anything but a finite number > 0.
+    """
+    raw = os.environ.get(SLOW_LOAD_ENV_VAR)
+    if raw is None or not raw.strip():
+        return DEFAULT_SLOW_LOAD_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise EmbedderError(
+            f"{SLOW_LOAD_ENV_VAR}={raw!r} is not a number of seconds > 0; set it to e.g. "
+            f"{SLOW_LOAD_ENV_VAR}=10, or unset it for the default {DEFAULT_SLOW_LOAD_SECONDS:g} s"
+        )
+    return value
+
+
 class SentenceTransformerEmbedder:
     """An `Embedder` over a sentence-transformers model folder, loaded lazily and offline.
 
@@ -510,8 +532,9 @@ class SentenceTransformerEmbedder:
     the fix when it is missing or unusable) without importing torch. The
     fingerprint and dimension are read from the files. The model itself is
     loaded on the first embedding, once per process per (folder, device); a
-    load slower than ``slow_load_seconds`` (import included) is reported with
-    a `SlowModelLoadWarning` and kept in `load_notice`. Before the first
+    load slower than ``slow_load_seconds`` (import included; when not given,
+    ``$RANKLENS_SLOW_LOAD_SECONDS``, else 5 s) is reported with a
+    `SlowModelLoadWarning` and kept in `load_notice`. Before the first
     torch import it sets ``OMP_WAIT_POLICY=PASSIVE`` unless already set (see
     `prefer_passive_openmp`).
     """
@@ -523,9 +546,11 @@ class SentenceTransformerEmbedder:
         device: str = "cpu",
         batch_size: int = DEFAULT_BATCH_SIZE,
         chunk_size: int = DEFAULT_CHUNK_SIZE,
-        slow_load_seconds: float = DEFAULT_SLOW_LOAD_SECONDS,
+        slow_load_seconds: float | None = None,
     ) -> None:
         spec = _coerce_spec(spec)
+        if slow_load_seconds is None:
+            slow_load_seconds = slow_load_seconds_from_env()
         if spec.source == "hashing":
             raise EmbedderError(
                 "the 'hashing' source is HashingEmbedder; build it with make_embedder(spec)"

@@ -43,7 +43,7 @@ import json
 import math
 import statistics
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,6 +55,9 @@ if TYPE_CHECKING:
 
 Run = dict[str, list[tuple[str, float]]]
 """Query -> ranked (id, score) pairs, best first."""
+
+Progress = Callable[[int, int], None]
+"""``progress(done, total)``: called as queries are ranked (or texts embedded)."""
 
 DEFAULT_KS: tuple[int, ...] = (1, 5, 10)
 METRIC_NAMES: tuple[str, ...] = ("hit", "recall", "precision", "mrr", "ndcg")
@@ -525,21 +528,26 @@ def run_queries(
     judgments: Sequence[Judgment] | Sequence[str],
     top_k: int = 10,
     method: str = "bm25",
+    progress: Progress | None = None,
 ) -> Run:
     """Search ``catalog`` (a `ToolCatalog` or `SkillCatalog`) for every judged query.
 
     Runs through ``catalog.search_with(q, top_k, method)``, the synchronous
     form of ``search_async``: any method on a catalog that supports it, and it
-    works inside a running event loop (Jupyter).
+    works inside a running event loop (Jupyter). ``progress(done, total)`` is
+    called after each query.
     """
     if method not in METHODS:
         raise QueryError(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
         raise QueryError(f"top_k must be an integer >= 0, got {top_k!r}")
     queries = [j.query if isinstance(j, Judgment) else str(j) for j in judgments]
-    return {
-        q: [(h.id, float(h.score)) for h in catalog.search_with(q, top_k, method)] for q in queries
-    }
+    run: Run = {}
+    for done, q in enumerate(queries, start=1):
+        run[q] = [(h.id, float(h.score)) for h in catalog.search_with(q, top_k, method)]
+        if progress is not None:
+            progress(done, len(queries))
+    return run
 
 
 def _run_chunk(
@@ -558,6 +566,8 @@ def run_queries_parallel(
     jobs: int = 2,
     skills: bool | None = None,
     catalog: Any = None,
+    progress: Progress | None = None,
+    embed_progress: Progress | None = None,
     **options: Any,
 ) -> Run:
     """`run_queries` over ``jobs`` processes; the same run as one process, query for query.
@@ -569,19 +579,30 @@ def run_queries_parallel(
     when not given). For semantic and hybrid, this process opens its catalog
     before starting the workers, so they find the embedding cache warm and
     embed nothing. ``options`` (e.g. ``model=``) go to `load_search_catalog`.
+
+    ``progress(done, total)`` counts ranked queries: after each query of this
+    process's slice, then as each worker's slice comes back.
+    ``embed_progress`` is the embedding ``progress`` of the catalog this
+    process opens (workers find the cache warm and report nothing).
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise QueryError(f"jobs must be a whole number >= 1, got {jobs!r}")
     queries = [j.query if isinstance(j, Judgment) else str(j) for j in judgments]
     jobs = min(jobs, len(queries)) or 1
     if catalog is None and (jobs == 1 or method != "bm25"):
-        catalog = load_search_catalog(path, method, skills, **options)
+        catalog = load_search_catalog(path, method, skills, progress=embed_progress, **options)
     if jobs == 1:
-        return run_queries(catalog, queries, top_k, method)
+        return run_queries(catalog, queries, top_k, method, progress)
     size = -(-len(queries) // jobs)
     chunks = [queries[i : i + size] for i in range(0, len(queries), size)]
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    total = len(queries)
+
+    def local_progress(done: int, _total: int) -> None:
+        if progress is not None:
+            progress(done, total)
 
     with ProcessPoolExecutor(len(chunks) - 1, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = [
@@ -589,10 +610,16 @@ def run_queries_parallel(
             for chunk in chunks[1:]
         ]
         if catalog is None:  # BM25: opened here while the workers open theirs
-            catalog = load_search_catalog(path, method, skills, **options)
-        run = run_queries(catalog, chunks[0], top_k, method)
-        for future in futures:
-            run.update(future.result())
+            catalog = load_search_catalog(path, method, skills, progress=embed_progress, **options)
+        run = run_queries(catalog, chunks[0], top_k, method, local_progress)
+        done = len(chunks[0])
+        results: dict[Any, Run] = {}
+        for future in as_completed(futures):
+            results[future] = future.result()
+            done += len(results[future])
+            local_progress(done, total)
+        for future in futures:  # in query order, whatever order they finished in
+            run.update(results[future])
     return run
 
 
@@ -1028,18 +1055,26 @@ def format_comparison(comparison: Comparison, n_queries: int = 10) -> str:
 
 
 def load_search_catalog(
-    path: str | Path, method: str = "bm25", skills: bool | None = None, **options: Any
+    path: str | Path,
+    method: str = "bm25",
+    skills: bool | None = None,
+    progress: Progress | None = None,
+    **options: Any,
 ) -> Any:
     """Load a catalog file or folder into a `ToolCatalog` (or `SkillCatalog`).
 
     ``skills=None`` picks skills when the catalog has skills and no tools.
-    ``options`` (e.g. ``model=``) go to the catalog's constructor.
+    ``progress(done, total)`` reports the embedding of texts missing from the
+    cache (semantic and hybrid). ``options`` (e.g. ``model=``) go to the
+    catalog's constructor.
     """
     from core.catalog import load_catalog
     from core.search import SkillCatalog, ToolCatalog
 
     catalog: Catalog = load_catalog(path)
     use_skills = skills if skills is not None else (not catalog.tools and bool(catalog.skills))
+    if progress is not None:
+        options = {**options, "progress": progress}
     if use_skills:
         return SkillCatalog(catalog.skills, method=method, **options)
     return ToolCatalog(catalog.tools, method=method, **options)
@@ -1050,21 +1085,23 @@ def _catalog_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"model": model} if model else {}
 
 
-def parse_fail_under(specs: Sequence[str]) -> dict[str, float]:
+def parse_fail_under(specs: Sequence[str], example: str = "ndcg@10=0.8") -> dict[str, float]:
     """``["ndcg@10=0.8", ...]`` -> {"ndcg@10": 0.8}; raises QueryError on bad input."""
     out: dict[str, float] = {}
     for spec in specs:
         key, sep, value = spec.partition("=")
         key = key.strip()
         if not sep:
-            raise QueryError(f"--fail-under {spec!r}: write METRIC=VALUE, e.g. ndcg@10=0.8")
+            raise QueryError(f"--fail-under {spec!r}: write METRIC=VALUE, e.g. {example}")
         parse_metric_key(key)
         try:
             out[key] = float(value)
         except ValueError:
             raise QueryError(
-                f"--fail-under {spec!r}: {value!r} is not a number; write e.g. ndcg@10=0.8"
+                f"--fail-under {spec!r}: {value!r} is not a number; write e.g. {example}"
             ) from None
+        if not math.isfinite(out[key]):
+            raise QueryError(f"--fail-under {spec!r}: the value must be finite; write e.g. {example}")
     return out
 
 
@@ -1079,6 +1116,42 @@ def check_thresholds(metrics: Mapping[str, float], thresholds: Mapping[str, floa
             )
         if metrics[key] < minimum:
             failures.append(f"{key} = {metrics[key]:.4f} is below {minimum:g}")
+    return failures
+
+
+def check_deltas(
+    comparison: Comparison, thresholds: Mapping[str, float], fail_on_regression: bool = False
+) -> list[str]:
+    """Messages for every regression of a non-baseline configuration (empty when all pass).
+
+    ``thresholds`` maps a metric to the lowest acceptable delta against the
+    baseline (``{"ndcg@10": -0.01}`` fails a configuration whose ndcg@10 is more
+    than 0.01 below the baseline's). ``fail_on_regression`` fails every compared
+    metric whose bootstrap interval lies entirely below 0.
+
+    Raises:
+        QueryError: when a threshold names a metric the comparison lacks.
+    """
+    compared = list(dict.fromkeys(d.metric for d in comparison.deltas))
+    for key in thresholds:
+        if key not in compared:
+            raise QueryError(
+                f"--fail-under {key}: the metric was not compared; compared metrics: "
+                f"{', '.join(compared)} (pass --metrics, and --k for other cut-offs)"
+            )
+    pct = round(comparison.confidence * 100)
+    failures = []
+    for d in comparison.deltas:
+        if d.metric in thresholds and d.delta < thresholds[d.metric]:
+            failures.append(
+                f"{d.metric} delta of {d.config} vs {comparison.baseline} = {d.delta:+.4f} "
+                f"is below {thresholds[d.metric]:g}"
+            )
+        if fail_on_regression and d.ci_high < 0:
+            failures.append(
+                f"{d.metric} of {d.config} regressed vs {comparison.baseline}: delta "
+                f"{d.delta:+.4f}, {pct}% CI [{d.ci_low:+.4f}, {d.ci_high:+.4f}] lies below 0"
+            )
     return failures
 
 
@@ -1137,7 +1210,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         if args.jobs < 1:
             raise QueryError(f"--jobs must be at least 1, got {args.jobs}")
         run = run_queries_parallel(args.catalog, judgments, top_k, args.method, jobs=args.jobs,
-                                   skills=args.skills, **_catalog_options(args))
+                                   skills=args.skills, progress=_ranking_bar(len(judgments)),
+                                   embed_progress=_embedding_bar(args.method),
+                                   **_catalog_options(args))
         if args.floor is not None:
             run = apply_floor(run, args.floor)
         report = evaluate(run, judgments, ks)
@@ -1153,7 +1228,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         out["failures"] = failures
         out["config"] = {"catalog": str(args.catalog), "method": args.method, "top_k": top_k,
                          "floor": args.floor}
-        print(json.dumps(out, indent=1, sort_keys=False, ensure_ascii=False))
+        print(json.dumps(out, indent=1, sort_keys=True, ensure_ascii=False))
     else:
         title = f"{args.catalog} · {args.method} · top {top_k}"
         if args.floor is not None:
@@ -1166,9 +1241,26 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ranking_bar(total: int, desc: str = "ranking") -> Progress:
+    """A progress bar on stderr (drawn only when it is a terminal) for ranking queries."""
+    from core.cli import progress_bar
+
+    return progress_bar(total, desc)
+
+
+def _embedding_bar(method: str) -> Progress | None:
+    """The embedding progress bar for semantic and hybrid (BM25 embeds nothing)."""
+    if method == "bm25":
+        return None
+    from core.cli import progress_bar
+
+    return progress_bar(0, "embedding")
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     try:
         judgments = load_queries(args.queries)
+        thresholds = parse_fail_under(args.fail_under or [], example="ndcg@10=-0.01")
         specs = [parse_config(p, args.method) for p in args.catalogs]
         specs += [parse_config(c, args.method) for c in args.config or []]
         if len(specs) < 2:
@@ -1190,28 +1282,45 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             if s.method == "run":
                 run = load_run(s.source)
             else:
-                catalog = load_search_catalog(s.source, s.method, args.skills, **_catalog_options(args))
-                run = run_queries(catalog, judgments, top_k, s.method)
+                catalog = load_search_catalog(s.source, s.method, args.skills,
+                                              progress=_embedding_bar(s.method),
+                                              **_catalog_options(args))
+                run = run_queries(catalog, judgments, top_k, s.method,
+                                  progress=_ranking_bar(len(judgments), f"ranking {s.name}"))
             if s.floor is not None:
                 run = apply_floor(run, s.floor)
             runs[s.name] = run
         comparison = compare(runs, judgments, args.metrics.split(",") if args.metrics else None,
                              n_boot=args.n_boot, seed=args.seed, ks=ks)
+        extra = [m for m in thresholds if m not in {d.metric for d in comparison.deltas}]
+        if extra:  # a gated metric is compared even when --metrics leaves it out
+            metrics = list(dict.fromkeys(d.metric for d in comparison.deltas))
+            comparison = compare(comparison.reports, judgments, metrics + extra,
+                                 n_boot=args.n_boot, seed=args.seed, ks=ks)
+        failures = check_deltas(comparison, thresholds, args.fail_on_regression)
     except RanklensError as exc:
         print(f"ranklens compare: error: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(comparison.to_dict(), indent=1, ensure_ascii=False))
+        out = comparison.to_dict()
+        out["failures"] = failures
+        print(json.dumps(out, indent=1, sort_keys=True, ensure_ascii=False))
     else:
         print(format_comparison(comparison, args.show))
+    if failures:
+        for f in failures:
+            print(f"ranklens compare: FAIL: {f}", file=sys.stderr)
+        return 1
     return 0
 
 
 def add_cli(subparsers: Any) -> None:
     """Add ``ranklens eval`` and ``ranklens compare``.
 
-    Exit codes: 0 ok; 1 a ``--fail-under`` threshold was missed (eval; the
-    failing metrics are printed to stderr); 2 usage or input error.
+    Exit codes: 0 ok; 1 a ``--fail-under`` threshold was missed (eval), or a
+    delta fell below its ``--fail-under`` or regressed under
+    ``--fail-on-regression`` (compare); the failures are printed to stderr;
+    2 usage or input error.
     """
     p = subparsers.add_parser(
         "eval",
@@ -1251,7 +1360,9 @@ def add_cli(subparsers: Any) -> None:
         "--method) or --config [NAME=]METHOD[@FLOOR]:PATH, where METHOD is bm25, semantic, "
         "hybrid, or run (PATH is then a run saved by `eval --run-out`). Examples: "
         "`ranklens compare q.jsonl old.json new.json`; "
-        "`ranklens compare q.jsonl --config bm25:cat.json --config hybrid:cat.json`.",
+        "`ranklens compare q.jsonl --config bm25:cat.json --config hybrid:cat.json`. "
+        "As a regression gate: exit 1 when a delta is below a --fail-under threshold or, with "
+        "--fail-on-regression, when a delta's interval lies below 0; 2 on bad input.",
     )
     c.add_argument("queries", help="judged query set (.jsonl)")
     c.add_argument("catalogs", nargs="*", help="catalog paths, each ranked with --method")
@@ -1272,4 +1383,9 @@ def add_cli(subparsers: Any) -> None:
     c.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     c.add_argument("--show", type=int, default=10, help="better/worse queries to show (default 10)")
     c.add_argument("--json", action="store_true", help="print stable JSON instead of a table")
+    c.add_argument("--fail-under", action="append", metavar="METRIC=DELTA",
+                   help="exit 1 when any configuration's delta of METRIC against the baseline is "
+                   "below DELTA, e.g. ndcg@10=-0.01; repeatable")
+    c.add_argument("--fail-on-regression", action="store_true",
+                   help="exit 1 when any compared metric's bootstrap interval lies entirely below 0")
     c.set_defaults(func=_cmd_compare)

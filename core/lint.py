@@ -16,10 +16,10 @@ Every rule follows from how the index works (engine-contract.md):
 `lint_catalog` returns `Finding`s sorted by severity, tool id, rule and
 path. `RULES` lists every rule with its severity and rationale.
 
-Exit code of ``ranklens lint``: 0 when there are no findings or only info
-findings, 1 when the worst finding is a warning, 2 when there is an error
-finding, or when the catalog or query set cannot be read (the message goes
-to stderr).
+Exit code of ``ranklens lint``: 0 when no finding is at or above the
+``--fail-on`` severity (default warning, so info findings alone pass), 1 when
+one is, 2 only when the catalog, the query set or an option is bad (the
+message goes to stderr).
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 
 SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
 _SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
-EXIT_CODES = {"error": 2, "warning": 1, "info": 0}
+DEFAULT_FAIL_ON = "warning"
+"""The least severe finding that makes ``ranklens lint`` exit 1."""
 
 # Thresholds (module constants so tests and docs can refer to them).
 MIN_DESCRIPTION_WORDS = 8
@@ -715,9 +716,12 @@ def lint_catalog(catalog: Any, judgments: Sequence[Judgment] | None = None, *,
     return sorted(set(findings), key=Finding.sort_key)
 
 
-def exit_code(findings: Iterable[Finding]) -> int:
-    """0 for no findings or only info, 1 when the worst is a warning, 2 for any error."""
-    return max((EXIT_CODES[f.severity] for f in findings), default=0)
+def exit_code(findings: Iterable[Finding], fail_on: str = DEFAULT_FAIL_ON) -> int:
+    """1 when any finding is at least as severe as ``fail_on`` (info < warning < error), else 0."""
+    if fail_on not in _SEVERITY_RANK:
+        raise QueryError(f"unknown severity {fail_on!r}; valid: {', '.join(SEVERITIES)}")
+    limit = _SEVERITY_RANK[fail_on]
+    return 1 if any(_SEVERITY_RANK[f.severity] <= limit for f in findings) else 0
 
 
 def format_findings(findings: Sequence[Finding]) -> str:
@@ -760,15 +764,16 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     except RanklensError as exc:
         print(f"ranklens lint: error: {exc}", file=sys.stderr)
         return 2
-    code = exit_code(findings)
+    code = exit_code(findings, args.fail_on)
     if args.json:
         counts = Counter(f.severity for f in findings)
         print(json.dumps({
             "catalog": str(args.catalog),
             "exit_code": code,
+            "fail_on": args.fail_on,
             "counts": {s: counts.get(s, 0) for s in SEVERITIES},
             "findings": [f.to_dict() for f in findings],
-        }, indent=1, ensure_ascii=False))
+        }, indent=1, sort_keys=True, ensure_ascii=False))
     else:
         print(format_findings(findings))
     return code
@@ -786,14 +791,15 @@ class _ListRules(argparse.Action):
 
 
 def add_cli(subparsers: Any) -> None:
-    """Add ``ranklens lint CATALOG [--queries Q.jsonl] [--json]``."""
+    """Add ``ranklens lint CATALOG [--queries Q.jsonl] [--fail-on LEVEL] [--json]``."""
     p = subparsers.add_parser(
         "lint",
         help="find what in tool and skill definitions hurts their ranking",
         description="Check every definition against rules drawn from how the index works. "
         "With --queries, also report tools no judged query reaches and tools that shadow "
-        "another. Exit code: 0 no findings or only info, 1 worst is a warning, 2 an error "
-        "finding or an unreadable input.",
+        "another. Exit code: 0 no finding at or above the --fail-on severity, 1 at least one "
+        "(by default any warning or error), 2 bad input (unreadable catalog or query set, "
+        "unknown rule).",
     )
     p.add_argument("catalog", help="catalog file or folder")
     p.add_argument("--queries", metavar="Q.jsonl", help="judged query set for the query rules")
@@ -802,5 +808,8 @@ def add_cli(subparsers: Any) -> None:
     p.add_argument("--rule", action="append", metavar="RULE", help="only this rule; repeatable")
     p.add_argument("--ignore", action="append", metavar="RULE", help="skip this rule; repeatable")
     p.add_argument("--list-rules", action=_ListRules, nargs=0, help="list the rules and exit")
+    p.add_argument("--fail-on", choices=SEVERITIES[::-1], default=DEFAULT_FAIL_ON,
+                   help="least severe finding that makes the exit code 1 (default warning; "
+                   "error gates on errors only, info on any finding)")
     p.add_argument("--json", action="store_true", help="print stable JSON instead of text")
     p.set_defaults(func=_cmd_lint)

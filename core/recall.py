@@ -737,6 +737,7 @@ def run_recall(args: argparse.Namespace) -> int:
     except (RanklensError, ValueError, OSError) as err:
         return _fail("recall", err)
     if args.json:
+        # Not sorted: the messages keep their keys in the order the model receives them.
         print(canonical_json(transcript.with_messages(result.messages)))
         return 0
     status = (
@@ -792,6 +793,9 @@ def add_cli(subparsers: Any) -> None:
         "--method", choices=("bm25", "semantic", "hybrid"), default="bm25", help="retrieval method"
     )
     p.add_argument(
-        "--json", action="store_true", help="print the augmented transcript as canonical JSON"
+        "--json",
+        action="store_true",
+        help="print the augmented transcript as canonical JSON (keys in the order the model "
+        "receives them, not sorted)",
     )
     p.set_defaults(func=run_recall)

@@ -9,6 +9,7 @@ over the same projection text. ``search`` is synchronous and BM25-only;
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -31,6 +32,7 @@ from core.errors import QueryError
 from core.fusion import reciprocal_rank_fusion
 from core.projection import Part, skill_parts, tool_parts
 from core.rerank import Reranker, run_rerank
+from core.trace import ORIGINS, Origin, Trace, TraceEvent, TraceHit
 
 METHODS = ("bm25", "semantic", "hybrid")
 RRF_K = 60
@@ -245,8 +247,10 @@ class _Catalog(Generic[Item]):
         rerank_depth: int = 20,
         rerank_timeout_s: float = 2.0,
         rerank_on_error: str = "fallback",
+        trace: Trace | None = None,
     ) -> None:
         self.method = check_method(method)
+        self.trace = trace
         self.analyzer = analyzer or DEFAULT_ANALYZER
         self.floors = _check_floors(floors)
         self.reranker = reranker
@@ -256,7 +260,7 @@ class _Catalog(Generic[Item]):
         self._index = BM25Index(self.analyzer)
         self._items: dict[str, Item] = {}
         self._lock = threading.RLock()
-        self._progress = progress
+        self.progress = progress  # (done, total) callback while embedding; None for none
         # Dense state exists only for semantic/hybrid catalogs: a BM25 catalog
         # loads no model and holds no vectors (and never imports torch).
         self._embedder: Embedder | None = None
@@ -348,7 +352,7 @@ class _Catalog(Generic[Item]):
             texts = {item_id: self.projection_text(batch[item_id]) for item_id in changed}
             if self._embedder is not None and changed:
                 vectors = embed_with_cache(
-                    self._embedder, [texts[i] for i in changed], self._ecache, self._progress
+                    self._embedder, [texts[i] for i in changed], self._ecache, self.progress
                 )
                 for item_id, vector in zip(changed, vectors, strict=True):
                     self._vectors[item_id] = vector
@@ -407,7 +411,7 @@ class _Catalog(Generic[Item]):
         hits = tuple(Hit(i, s, r) for r, (i, s) in enumerate(ranked))
         return self._finish(SearchResult(hits, "bm25", query, reason or floor_reason))
 
-    def search(self, query: str, top_k: int = 10) -> SearchResult:
+    def search(self, query: str, top_k: int = 10, *, origin: Origin = "direct") -> SearchResult:
         """Synchronous BM25 search: matching items only, best first, ties by id."""
         check_top_k(top_k)
         if self.method != "bm25":
@@ -415,16 +419,44 @@ class _Catalog(Generic[Item]):
                 f"search() is BM25-only, but this catalog was constructed with "
                 f"method={self.method!r}; use `await catalog.search_async(query, top_k)`"
             )
-        return self._bm25(query, top_k)
+        return self.search_with(query, top_k, "bm25", origin=origin)
 
     async def search_async(
-        self, query: str, top_k: int = 10, method: str | None = None
+        self, query: str, top_k: int = 10, method: str | None = None, *, origin: Origin = "direct"
     ) -> SearchResult:
         """Search with any method; ``method`` overrides the catalog's default for this call."""
-        return self.search_with(query, top_k, method)
+        return self.search_with(query, top_k, method, origin=origin)
 
-    def search_with(self, query: str, top_k: int = 10, method: str | None = None) -> SearchResult:
-        """Synchronous search with any method (what `search_async` runs)."""
+    def search_with(
+        self, query: str, top_k: int = 10, method: str | None = None, *, origin: Origin = "direct"
+    ) -> SearchResult:
+        """Synchronous search with any method (what `search_async` runs).
+
+        With a `trace` attached, records the search as a `TraceEvent` of the
+        given ``origin`` ("direct" for host code, "agent" for the capability tools).
+        """
+        if origin not in ORIGINS:
+            raise QueryError(f"origin must be one of {', '.join(ORIGINS)}, got {origin!r}")
+        if self.trace is None:
+            return self._run(query, top_k, method)
+        timestamp = self.trace.clock()
+        started = time.perf_counter()
+        result = self._run(query, top_k, method)
+        self.trace.record(
+            TraceEvent(
+                query=query,
+                method=result.method,
+                hits=tuple(TraceHit(h.id, float(h.score), h.rank) for h in result),
+                duration_ms=(time.perf_counter() - started) * 1000.0,
+                origin=origin,
+                timestamp=timestamp,
+                target=f"{self._kind}s",  # type: ignore[arg-type]
+                top_k=top_k,
+            )
+        )
+        return result
+
+    def _run(self, query: str, top_k: int, method: str | None) -> SearchResult:
         check_top_k(top_k)
         method = check_method(method or self.method)
         if method == "bm25":

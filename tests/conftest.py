@@ -12,6 +12,25 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_user_folders(tmp_path_factory):
+    """Keep the suite away from the user's own autosaves and embedding cache.
+
+    Tests (and the Streamlit servers they start, which inherit the environment)
+    get empty folders of their own; a test may still point either elsewhere.
+    """
+    base = tmp_path_factory.mktemp("user")
+    saved = {k: os.environ.get(k) for k in ("RANKLENS_AUTOSAVE_DIR", "RANKLENS_CACHE_DIR")}
+    os.environ["RANKLENS_AUTOSAVE_DIR"] = str(base / "autosave")
+    os.environ["RANKLENS_CACHE_DIR"] = str(base / "cache")
+    yield
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
 SAMPLES = ROOT / "sample_catalogs"
 SHARED_EVAL = ROOT.parent / "shared" / "eval" / "stabletoolbench"
 

@@ -429,3 +429,18 @@ def test_embedding_layer_notices_are_worded_for_the_user():
     notices = embedding_notices(index)
     assert notices[0] == "Embeddings are kept in memory only this session: cache folder /ro is read-only"
     assert "rebuilt: file was truncated" in notices[1]
+
+
+def test_a_failing_core_call_shows_an_error_and_other_pages_stay_usable(monkeypatch) -> None:
+    from core.search import ToolCatalog
+
+    def broken(self, *args, **kwargs):
+        raise RuntimeError("index exploded")
+
+    monkeypatch.setattr(ToolCatalog, "search_with", broken)
+    at = _app("views/playground.py")
+    assert not at.exception
+    assert any("index exploded" in e.value and "other pages still work" in e.value for e in at.error)
+    at.switch_page("views/catalog.py").run()
+    assert not at.exception and not at.error
+    assert at.session_state["catalog"] is not None

@@ -178,6 +178,10 @@ def test_autosave_is_offered_and_restored(autosave_dir):
     assert len(second.session_state["whatif"].history) == 1
     assert outcome(second).rank_after == 1
 
+    # After a reload, whatever page opens first points to the autosave.
+    fresh = AppTest.from_file(str(APP), default_timeout=60).run()
+    assert any("autosaved" in i.value for i in fresh.sidebar.info)
+
     third = open_page("editor")
     third.button(key="editor_discard_autosave").click().run()
     assert not list(autosave_dir.glob("*.json"))

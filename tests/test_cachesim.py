@@ -323,6 +323,31 @@ def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(capsys.readouterr().out)["strategies"][1]["turns"][0]["prompt"].startswith('{"tools":')
 
 
+def _keys_sorted(value: Any) -> bool:
+    if isinstance(value, dict):
+        return list(value) == sorted(value) and all(_keys_sorted(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_keys_sorted(v) for v in value)
+    return True
+
+
+def test_cli_json_sorts_keys_and_keeps_each_prompt_byte_for_byte(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["cache-sim", str(SAMPLE_CATALOG), str(SAMPLE_CONVERSATION), "--json", "--with-prompts",
+            "--strategies", "eager-recall"]
+    assert run_cli(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert _keys_sorted(report)
+    host = CapabilityHost.from_catalog(load_catalog(SAMPLE_CATALOG))
+    expected = simulate(host, load_conversation(SAMPLE_CONVERSATION), "eager-recall")
+    prompts = [t["prompt"] for t in report["strategies"][0]["turns"]]
+    # the prompt is a string: sorting the report's keys leaves what the model receives as it is
+    assert prompts == [t.prompt for t in expected.turns]
+    # inside the prompt, keys stay in the order the model receives them (name before description)
+    assert prompts[0].startswith('{"tools":[{"name":"search_capabilities","description":')
+
+
 def test_cli_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run_cli(["cache-sim", str(SAMPLE_CATALOG), str(SAMPLE_CONVERSATION), "--strategies", "nope"]) == 2
     assert "unknown strategy nope" in capsys.readouterr().err

@@ -28,7 +28,7 @@ from core.capabilities import (
     validation_error,
 )
 from core.catalog import Skill, Tool
-from core.search import Hit, SkillCatalog, ToolCatalog
+from core.search import SkillCatalog, ToolCatalog
 
 ISSUE_SCHEMA = {
     "type": "object",
@@ -364,45 +364,32 @@ def test_trace_records_origin_method_hits_and_time(host: CapabilityHost) -> None
     assert len(host.trace) == 0
 
 
-class AsyncOnlyCatalog:
-    """A stand-in for a semantic catalog: `search` (BM25-only) must not be used; the
-    host must search with the catalog's own method (`search_with` without a method)."""
-
-    method = "semantic"
-
-    def __init__(self) -> None:
-        self.tools = TOOLS
-        self._by_id = {t.id: t for t in TOOLS}
-        self.async_calls: list[tuple[str, int]] = []
-
-    def search(self, query: str, top_k: int = 10) -> list[Hit]:
-        raise AssertionError("search() is BM25-only")
-
-    def search_with(self, query: str, top_k: int = 10, method: str | None = None) -> list[Hit]:
-        assert method is None, "the host must not override the construction-time method"
-        self.async_calls.append((query, top_k))
-        return [Hit("weather", 0.9, 0), Hit("gh__list_issues", 0.5, 1)][:top_k]
-
-    def get(self, tool_id: str) -> Tool:
-        return self._by_id[tool_id]
-
-    def __contains__(self, tool_id: object) -> bool:
-        return tool_id in self._by_id
-
-    def __len__(self) -> int:
-        return len(self._by_id)
-
-
 def test_search_uses_the_catalogs_construction_time_method() -> None:
-    catalog = AsyncOnlyCatalog()
-    host = CapabilityHost(catalog)  # type: ignore[arg-type]
-    output = host.search_capabilities({"query": "anything", "topKTools": 2})
-    assert catalog.async_calls == [("anything", 2)]
-    assert tool_ids(output) == ["weather", "gh__list_issues"]
+    from core.embedding import HashingEmbedder
+
+    catalog = ToolCatalog(TOOLS, method="semantic", model=HashingEmbedder(32), persistent_cache=False)
+    host = CapabilityHost(catalog)
+    output = host.search_capabilities({"query": "weather forecast", "topKTools": 2})
+    expected = [h.id for h in catalog.search_with("weather forecast", 2)]
+    assert tool_ids(output) == expected
     assert host.method == "semantic"
-    assert host.trace.events[0].method == "semantic"
-    assert [h.id for h in host.search("x", 1)] == ["weather"]
-    assert host.trace.events[1].origin == "direct"
+    first = host.trace.events[0]
+    assert (first.method, first.origin, first.top_k) == ("semantic", "agent", 2)
+    assert [h.id for h in host.search("weather forecast", 2)] == expected
+    assert (host.trace.events[-1].origin, host.trace.events[-1].method) == ("direct", "semantic")
+
+
+def test_every_search_on_a_served_catalog_is_traced_with_its_origin() -> None:
+    catalog = ToolCatalog(TOOLS)
+    host = CapabilityHost(catalog)
+    catalog.search("weather", 3)  # host code calling the catalog directly
+    host.search_capabilities({"query": "weather"})
+    assert [(e.origin, e.target, e.query) for e in host.trace] == [
+        ("direct", "tools", "weather"),
+        ("agent", "tools", "weather"),
+    ]
+    assert catalog.trace is host.trace
+    assert host.trace.events[0].hits[0].id == catalog.search("weather", 1)[0].id
 
 
 def test_from_catalog_builds_catalogs_and_servers() -> None:

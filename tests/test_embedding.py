@@ -648,6 +648,45 @@ def test_fast_load_is_not_reported(tmp_path, monkeypatch):
         emb._MODELS.pop((str(folder.resolve()), "cpu"), None)
 
 
+def test_slow_load_threshold_comes_from_the_environment(tmp_path, monkeypatch):
+    folder = _st_folder(tmp_path)
+    monkeypatch.delenv("RANKLENS_SLOW_LOAD_SECONDS", raising=False)
+    assert SentenceTransformerEmbedder(str(folder)).slow_load_seconds == 5.0
+    monkeypatch.setenv("RANKLENS_SLOW_LOAD_SECONDS", "12.5")
+    assert SentenceTransformerEmbedder(str(folder)).slow_load_seconds == 12.5
+    assert make_embedder(str(folder)).slow_load_seconds == 12.5
+    # the argument wins over the variable
+    assert SentenceTransformerEmbedder(str(folder), slow_load_seconds=2).slow_load_seconds == 2.0
+    monkeypatch.setenv("RANKLENS_SLOW_LOAD_SECONDS", " ")
+    assert SentenceTransformerEmbedder(str(folder)).slow_load_seconds == 5.0
+
+
+def test_slow_load_threshold_from_the_environment_is_reported(tmp_path, monkeypatch):
+    folder = _st_folder(tmp_path)
+    monkeypatch.setitem(sys.modules, "sentence_transformers", _StandInModule(delay=0.05))
+    monkeypatch.setenv("RANKLENS_SLOW_LOAD_SECONDS", "0.01")
+    embedder = SentenceTransformerEmbedder(str(folder))
+    try:
+        with pytest.warns(SlowModelLoadWarning, match=r"slower than 0\.01 s"):
+            embedder.embed_query("hello")
+    finally:
+        emb._MODELS.pop((str(folder.resolve()), "cpu"), None)
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "five", "nan", "inf"])
+def test_a_bad_slow_load_threshold_names_the_variable_and_the_fix(tmp_path, monkeypatch, value):
+    folder = _st_folder(tmp_path)
+    monkeypatch.setenv("RANKLENS_SLOW_LOAD_SECONDS", value)
+    with pytest.raises(
+        EmbedderError,
+        match=r"RANKLENS_SLOW_LOAD_SECONDS=.* is not a number of seconds > 0; set it to e\.g\. "
+        r"RANKLENS_SLOW_LOAD_SECONDS=10, or unset it",
+    ):
+        SentenceTransformerEmbedder(str(folder))
+    # an explicit argument does not read the variable
+    assert SentenceTransformerEmbedder(str(folder), slow_load_seconds=1).slow_load_seconds == 1.0
+
+
 def test_a_model_that_fails_to_load_is_an_embedder_error_with_the_fix(tmp_path, monkeypatch):
     folder = _st_folder(tmp_path)
     monkeypatch.setitem(

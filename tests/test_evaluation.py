@@ -622,3 +622,219 @@ def test_stabletoolbench_loads_with_load_catalog():
     items, _ = _stb()
     catalog = ev.load_search_catalog(STB / "catalog.json")
     assert len(catalog) == len(items) == 965
+
+
+# --------------------------------------------------------------------------- compare as a regression gate
+
+
+def _keys_sorted(value) -> bool:
+    if isinstance(value, dict):
+        return list(value) == sorted(value) and all(_keys_sorted(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_keys_sorted(v) for v in value)
+    return True
+
+
+def test_cli_compare_fail_under_delta(fake_loader, qfile, capsys):
+    # good -> bad: both answerable queries lose rank 1 (hit@1 delta -1, mrr@10 delta -0.5)
+    assert _cli(["compare", str(qfile), "good.json", "bad.json", "--fail-under", "hit@1=-0.01",
+                 "--fail-under", "ndcg@10=-0.9"]) == 1
+    captured = capsys.readouterr()
+    assert "bm25:good.json" in captured.out  # the table is printed before the verdict
+    fails = [line for line in captured.err.splitlines() if "FAIL" in line]
+    assert fails == ["ranklens compare: FAIL: hit@1 delta of bm25:bad.json vs bm25:good.json "
+                     "= -1.0000 is below -0.01"]
+    # the improvement passes the same gate
+    assert _cli(["compare", str(qfile), "bad.json", "good.json", "--fail-under", "hit@1=-0.01"]) == 0
+    assert "FAIL" not in capsys.readouterr().err
+
+
+def test_cli_compare_fail_under_names_every_failing_config(fake_loader, qfile, capsys):
+    assert _cli(["compare", str(qfile), "--config", "a=bm25:good.json", "--config", "b=bm25:bad.json",
+                 "--config", "c=bm25:good.json", "--fail-under", "mrr@10=0", "--json",
+                 "--n-boot", "50"]) == 1
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert _keys_sorted(data)
+    assert data["failures"] == ["mrr@10 delta of b vs a = -0.5000 is below 0"]
+    assert "FAIL: mrr@10 delta of b vs a" in captured.err and " c vs a" not in captured.err
+
+
+def test_cli_compare_fail_under_adds_a_metric_left_out_of_the_comparison(fake_loader, qfile, capsys):
+    # recall@1 is computed (k = 1) but not among the default compared metrics
+    assert _cli(["compare", str(qfile), "good.json", "bad.json", "--fail-under", "recall@1=-0.5"]) == 1
+    captured = capsys.readouterr()
+    assert "recall@1" in captured.out and "FAIL: recall@1 delta" in captured.err
+    assert _cli(["compare", str(qfile), "good.json", "bad.json", "--metrics", "hit@5",
+                 "--fail-under", "hit@10=0", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [d["metric"] for d in data["deltas"]] == ["hit@5", "hit@10"] and data["failures"] == []
+
+
+def test_cli_compare_fail_on_regression(fake_loader, qfile, capsys):
+    assert _cli(["compare", str(qfile), "good.json", "bad.json", "--fail-on-regression"]) == 1
+    err = capsys.readouterr().err
+    # every answerable query got worse on hit@1, so the whole interval is below 0
+    assert ("FAIL: hit@1 of bm25:bad.json regressed vs bm25:good.json: delta -1.0000, "
+            "95% CI [-1.0000, -1.0000] lies below 0") in err
+    assert "hit@5" not in err  # unchanged metrics do not fail
+    assert _cli(["compare", str(qfile), "bad.json", "good.json", "--fail-on-regression"]) == 0
+    assert _cli(["compare", str(qfile), "good.json", "copy/good.json", "--fail-on-regression"]) == 0
+
+
+def test_cli_compare_gate_input_errors_exit_2(fake_loader, qfile, capsys):
+    for spec, message in (("hit@1", "write METRIC=VALUE, e.g. ndcg@10=-0.01"),
+                          ("hit@1=abc", "is not a number"),
+                          ("hit@1=nan", "must be finite"),
+                          ("ndcg10=0", "unknown metric"),
+                          ("ndcg@20=0", "not computed")):
+        assert _cli(["compare", str(qfile), "good.json", "bad.json", "--fail-under", spec]) == 2, spec
+        assert message in capsys.readouterr().err, spec
+
+
+def test_check_deltas_on_a_comparison():
+    base = {"q1": [("a", 1.0)], "q2": [("c", 1.0)], "q4": [("e", 1.0)]}
+    worse = {"q1": [("x", 1.0), ("a", 0.5)], "q2": [("c", 1.0)], "q4": []}
+    judgments = [JUDGMENTS[0], JUDGMENTS[1], JUDGMENTS[3]]
+    comparison = compare({"base": base, "new": worse}, judgments, ["hit@1", "mrr@10"], n_boot=0)
+    assert ev.check_deltas(comparison, {}) == []
+    assert ev.check_deltas(comparison, {"hit@1": -1.0}) == []
+    assert ev.check_deltas(comparison, {"hit@1": -0.5}) == [
+        "hit@1 delta of new vs base = -0.6667 is below -0.5"
+    ]
+    # n_boot=0: the interval is the point delta, so any drop lies below 0
+    assert [f.split(":")[0] for f in ev.check_deltas(comparison, {}, fail_on_regression=True)] == [
+        "hit@1 of new regressed vs base", "mrr@10 of new regressed vs base"
+    ]
+    with pytest.raises(QueryError, match="not compared; compared metrics: hit@1, mrr@10"):
+        ev.check_deltas(comparison, {"ndcg@10": 0})
+
+
+def test_cli_eval_json_keys_are_sorted(fake_loader, qfile, capsys):
+    assert _cli(["eval", "bad.json", str(qfile), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert _keys_sorted(data) and list(data)[:2] == ["answerable", "config"]
+
+
+# --------------------------------------------------------------------------- progress
+
+
+def test_run_queries_reports_progress():
+    calls: list[tuple[int, int]] = []
+    js = [Judgment("refund order", {"refund": 1}), Judgment("payment card", {"card": 1}),
+          Judgment("track order", {"ship": 1})]
+    run_queries(FakeCatalog(DOCS), js, top_k=2, progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_run_queries_parallel_one_job_reports_both_progresses(monkeypatch):
+    seen: dict[str, object] = {}
+
+    def load(path, method="bm25", skills=None, progress=None, **options):
+        seen["embed_progress"] = progress
+        return FakeCatalog(DOCS)
+
+    monkeypatch.setattr(ev, "load_search_catalog", load)
+    calls: list[tuple[int, int]] = []
+
+    def embed(done: int, total: int) -> None:
+        pass
+
+    run = ev.run_queries_parallel("good.json", ["refund order", "payment card"], 2, jobs=1,
+                                  progress=lambda d, t: calls.append((d, t)), embed_progress=embed)
+    assert list(run) == ["refund order", "payment card"]
+    assert calls == [(1, 2), (2, 2)] and seen["embed_progress"] is embed
+
+
+def test_run_queries_parallel_workers_report_progress(tmp_path):
+    pytest.importorskip("core.search", reason="core.search (the lead's facade) is missing")
+    cat = tmp_path / "cat.json"
+    cat.write_text(json.dumps({"tools": [
+        {"id": "refund_order", "name": "refund_order", "description": "Refund a customer's order."},
+        {"id": "track_shipment", "name": "track_shipment", "description": "Where a parcel is now."},
+    ]}))
+    queries = ["refund my order", "where is my parcel", "refund the parcel", "order status"]
+    calls: list[tuple[int, int]] = []
+    run = ev.run_queries_parallel(cat, queries, 5, jobs=2, progress=lambda d, t: calls.append((d, t)))
+    assert list(run) == queries
+    assert calls == [(1, 4), (2, 4), (4, 4)]  # this process's two queries, then the worker's two
+
+
+def test_load_search_catalog_passes_the_embedding_progress(monkeypatch, tmp_path):
+    pytest.importorskip("core.search", reason="core.search (the lead's facade) is missing")
+    import core.search as search
+
+    seen = []
+
+    class Recording(search.ToolCatalog):
+        def __init__(self, tools, **options):
+            seen.append(options)
+            super().__init__(tools, **options)
+
+    monkeypatch.setattr(search, "ToolCatalog", Recording)
+    cat = tmp_path / "cat.json"
+    cat.write_text(json.dumps({"tools": [{"id": "a", "name": "a", "description": "Alpha."}]}))
+    progress = lambda d, t: None  # noqa: E731
+    ev.load_search_catalog(cat, progress=progress)
+    ev.load_search_catalog(cat)
+    assert seen[0]["progress"] is progress and "progress" not in seen[1]
+
+
+class _Terminal:
+    """A stand-in stderr that says it is a terminal."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_cli_progress_bar_only_on_a_terminal(fake_loader, qfile, capsys, monkeypatch):
+    assert _cli(["eval", "good.json", str(qfile)]) == 0
+    assert _cli(["compare", str(qfile), "good.json", "bad.json"]) == 0
+    assert capsys.readouterr().err == ""  # stderr is not a terminal under capsys
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert _cli(["eval", "good.json", str(qfile)]) == 0
+    assert "ranking" in terminal.text and "3/3" in terminal.text
+    terminal.text = ""
+    assert _cli(["compare", str(qfile), "good.json", "bad.json"]) == 0
+    assert "ranking bm25:good.json" in terminal.text and "ranking bm25:bad.json" in terminal.text
+
+
+# --------------------------------------------------------------------------- bench/quality.py
+
+
+def _bench_quality():
+    import importlib.util
+
+    path = HERE.parent / "bench" / "quality.py"
+    spec = importlib.util.spec_from_file_location("bench_quality", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_quality_runs_all_three_methods_by_default(monkeypatch, tmp_path, capsys):
+    quality = _bench_quality()
+    (tmp_path / "catalog.json").write_text("[]")
+    asked = []
+
+    def measure(methods, data, model=None):
+        asked.append(methods)
+        return [{"method": m, "metrics": dict.fromkeys(quality.KEYS, 0.5), "build_s": 0.0,
+                 "search_s": 0.0, "queries": 1} for m in methods]
+
+    monkeypatch.setattr(quality, "measure", measure)
+    assert quality.main(["--data", str(tmp_path)]) == 0
+    assert quality.main(["--data", str(tmp_path), "--methods", "bm25"]) == 0
+    assert asked == [["bm25", "semantic", "hybrid"], ["bm25"]]
+    assert "ranklens hybrid" in capsys.readouterr().out

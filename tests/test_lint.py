@@ -192,7 +192,7 @@ def test_every_definition_rule_has_a_trigger_test():
 def test_missing_description_suppresses_the_other_description_rules():
     findings = lint_catalog(Catalog(tools=[refund(description="")]))
     assert rules_of(findings) == {"missing-description"}
-    assert findings[0].severity == "error" and exit_code(findings) == 2
+    assert findings[0].severity == "error" and exit_code(findings) == 1
 
 
 def test_anemic_counts_words():
@@ -436,12 +436,19 @@ def test_rule_selection_and_unknown_rule():
         lint_catalog(cat, rules=["no-such-rule"])
 
 
-def test_exit_code_reflects_worst_severity():
+def test_exit_code_is_1_for_findings_at_or_above_fail_on():
     info = Finding("kebab-case-name", "info", "t", "", "s")
     warning = Finding("missing-use-when", "warning", "t", "", "s")
     error = Finding("missing-description", "error", "t", "", "s")
+    # default fail_on="warning": info alone passes, a warning or an error fails with 1 (never 2)
     assert exit_code([]) == 0 and exit_code([info]) == 0
-    assert exit_code([info, warning]) == 1 and exit_code([warning, error, info]) == 2
+    assert exit_code([info, warning]) == 1 and exit_code([warning, error, info]) == 1
+    assert exit_code([error]) == 1
+    assert exit_code([info, warning], fail_on="error") == 0
+    assert exit_code([warning, error], fail_on="error") == 1
+    assert exit_code([info], fail_on="info") == 1 and exit_code([], fail_on="info") == 0
+    with pytest.raises(lint.QueryError, match="valid: error, warning, info"):
+        exit_code([info], fail_on="fatal")
 
 
 # --------------------------------------------------------------------------- CLI
@@ -468,13 +475,52 @@ def test_cli_text_and_exit_codes(tmp_path, capsys):
     assert _cli(["lint", str(_catalog_file(tmp_path, [refund(description="Refunds.")]))]) == 1
     out = capsys.readouterr().out
     assert "WARNING anemic-description" in out and "fix:" in out
-    assert _cli(["lint", str(_catalog_file(tmp_path, [refund(description="")]))]) == 2
+    # an error finding is a failed check (1), not bad input (2)
+    assert _cli(["lint", str(_catalog_file(tmp_path, [refund(description="")]))]) == 1
+
+
+def test_cli_fail_on_picks_the_gating_severity(tmp_path, capsys):
+    warned = _catalog_file(tmp_path, [refund(description="Refunds.")])
+    assert _cli(["lint", str(warned), "--fail-on", "error"]) == 0
+    assert _cli(["lint", str(warned), "--fail-on", "warning"]) == 1
+    errored = tmp_path / "errored.json"
+    errored.write_text(json.dumps({"tools": [refund(description="").model_dump()]}))
+    assert _cli(["lint", str(errored), "--fail-on", "error"]) == 1
+    (tmp_path / "k").mkdir()
+    kebab = _catalog_file(tmp_path / "k", [refund(id="refund-order", name="refund-order")])
+    assert _cli(["lint", str(kebab)]) == 0
+    assert _cli(["lint", str(kebab), "--fail-on", "info", "--json"]) == 1
+    capsys.readouterr()
+    assert _cli(["lint", str(warned), "--fail-on", "error", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["exit_code"] == 0 and data["fail_on"] == "error" and data["counts"]["warning"] == 2
+    with pytest.raises(SystemExit) as info:
+        _cli(["lint", str(warned), "--fail-on", "fatal"])
+    assert info.value.code == 2
+    assert "--fail-on" in capsys.readouterr().err
+
+
+def test_cli_help_states_the_exit_codes(capsys):
+    with pytest.raises(SystemExit):
+        _cli(["lint", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "0 no finding at or above the --fail-on severity" in text
+    assert "2 bad input" in text and "{info,warning,error}" in text
+
+
+def _keys_sorted(value) -> bool:
+    if isinstance(value, dict):
+        return list(value) == sorted(value) and all(_keys_sorted(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_keys_sorted(v) for v in value)
+    return True
 
 
 def test_cli_json_rule_ignore_and_queries(tmp_path, capsys):
     path = _catalog_file(tmp_path, [refund(description="Refunds."), track()])
     assert _cli(["lint", str(path), "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
+    assert _keys_sorted(data)
     assert data["exit_code"] == 1 and data["counts"]["warning"] == 2
     assert {f["rule"] for f in data["findings"]} == {"anemic-description", "missing-use-when"}
     assert set(data["findings"][0]) == {"rule", "severity", "kind", "tool_id", "path", "text",

@@ -390,6 +390,10 @@ def test_cli_recall_json_appends_the_pair(name: str, capsys: pytest.CaptureFixtu
         assert {k: v for k, v in augmented.items() if k != "messages"} == {
             k: v for k, v in original.items() if k != "messages"}
     assert out.strip() == canonical_json(augmented)
+    # not sorted: every original message is printed byte for byte, keys in the model's order
+    for message in before:
+        assert canonical_json(message) in out
+    assert any(list(m) != sorted(m) for m in after)
     assert run_cli(["recall", str(SAMPLE_CATALOG), str(CONVERSATIONS / name), "--json"]) == 0
     assert capsys.readouterr().out == out
 

@@ -8,6 +8,7 @@ routes to one small module per page under ``workbench/views/``.
 from __future__ import annotations
 
 import sys
+import traceback
 from pathlib import Path
 
 import streamlit as st
@@ -37,4 +38,15 @@ pages = {
 }
 page = st.navigation(pages)
 render_sidebar()
-page.run()
+try:
+    page.run()
+except Exception as exc:  # st.stop()/rerun are BaseExceptions and pass through
+    # One failing core call must not take the workbench down: say what failed,
+    # keep the details at hand, and leave every other page usable.
+    st.error(
+        f"This page stopped on an unexpected error: {type(exc).__name__}: {exc}. "
+        "The loaded catalog and your edits are unchanged; the other pages still work.",
+        icon=":material/error:",
+    )
+    with st.expander("Technical details (for a bug report)"):
+        st.code("".join(traceback.format_exception(exc)), language="text")

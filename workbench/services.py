@@ -15,9 +15,11 @@ import streamlit as st
 from core.cachesim import Conversation, StrategySim, simulate_all  # improve pages
 from core.capabilities import CapabilityHost  # improve pages
 from core.catalog import Catalog
+from core.embedding import EmbeddingCache, embed_with_cache, make_embedder
 from core.errors import RanklensError
 from core.evaluation import Judgment, load_queries
 from core.lint import Finding, lint_catalog
+from core.projection import project_skill, project_tool
 from core.search import Explanation, SearchResult, SkillCatalog, ToolCatalog, catalog_for
 from core.whatif import ConfusablePair, confusable_pairs, item_kind  # improve pages
 
@@ -39,13 +41,42 @@ def dense_index(catalog: Catalog, model: str | None = None) -> ToolCatalog | Ski
     load, a cache rebuilt or kept in memory) is shown once per session here,
     where the user can see it.
     """
-    index = search_catalog(catalog, "hybrid", model)
+    if (catalog.content_hash, model) not in st.session_state.embeddings_warmed:
+        _warm_embeddings(catalog, model)
+        st.session_state.embeddings_warmed.add((catalog.content_hash, model))
+    index = _indexed(catalog.content_hash, "hybrid", model, catalog)
     shown = st.session_state.embedding_notices_shown
     for notice in embedding_notices(index):
         if notice not in shown:
             shown.add(notice)
             st.warning(notice, icon=":material/info:")
     return index
+
+
+def _warm_embeddings(catalog: Catalog, model: str | None) -> None:
+    """Embed what the on-disk cache lacks, with a progress bar, before the cached index is built.
+
+    (A progress bar cannot be drawn from inside an ``st.cache_resource``
+    function; the index built afterwards finds every vector in the cache.)
+    """
+    items = catalog.tools or catalog.skills
+    project = project_tool if catalog.tools else project_skill
+    texts = [project(item) for item in items]  # type: ignore[arg-type]
+    embedder = make_embedder(model)
+    cache = EmbeddingCache.for_embedder(embedder)
+    if not cache.get_many(texts)[1]:
+        return
+    bar = st.progress(0.0, text="Loading the embedding model…")
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(
+            done / total,
+            text=f"Embedding {done:,} of {total:,} texts with the model "
+            "(kept in the on-disk cache: next time this is instant)…",
+        )
+
+    embed_with_cache(embedder, texts, cache, progress)
+    bar.empty()
 
 
 def embedding_notices(index: ToolCatalog | SkillCatalog) -> list[str]:

@@ -56,6 +56,7 @@ DEFAULTS: dict[str, Any] = {
     "eval_query_error": None,  # last problem with an uploaded or written judged query
     # -- eager recall ----------------------------------------------------------
     "embedding_notices_shown": set(),  # notices of the embedding layer already shown (services)
+    "embeddings_warmed": set(),  # (content hash, model) whose embeddings are in the disk cache
     "conversation": None,  # core.cachesim.Conversation last simulated on the Eager recall page
 }
 
@@ -196,6 +197,20 @@ def current_judgments() -> list:
     return st.session_state.judgments
 
 
+def _has_autosave(cat: Catalog) -> bool:
+    """Whether an autosave of ``cat`` exists that this session has not declined or restored."""
+    from core.whatif import Autosave
+
+    if st.session_state.get("autosave_declined") == cat.content_hash:
+        return False
+    if st.session_state.get("whatif") is not None:
+        return False  # the editor has already offered it in this session
+    try:
+        return Autosave(st.session_state.get("autosave_dir")).path_for(cat.content_hash).exists()
+    except (OSError, RanklensError):
+        return False
+
+
 def render_sidebar() -> None:
     """The loaded catalog, its size, the method and the engine profile."""
     cat: Catalog | None = st.session_state.catalog
@@ -208,6 +223,10 @@ def render_sidebar() -> None:
         st.markdown(f"**Catalog:** {st.session_state.catalog_label}  \n{kind} · format `{cat.format}`")
         if st.session_state.working is not None:
             st.caption("Editing a working copy (the original stays loaded).")
+        elif _has_autosave(cat):
+            st.info("Unsaved edits of this catalog from an earlier session were autosaved.")
+            st.page_link("views/editor.py", label="Restore them in the What-if editor",
+                         icon=":material/restore:")
         st.session_state.method = st.selectbox(
             "Default method", ["bm25", "semantic", "hybrid"],
             index=["bm25", "semantic", "hybrid"].index(st.session_state.method),
