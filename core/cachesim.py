@@ -145,7 +145,21 @@ class Conversation(BaseModel):
 
 
 def parse_conversation(data: Any, source: str = "<input>") -> Conversation:
-    """A `Conversation` from JSON data; raises `TranscriptError` naming the field and the fix."""
+    """A `Conversation` from JSON data; raises `TranscriptError` naming the field and the fix.
+
+    A transcript (a list of messages or ``{"messages": [...]}``, what `ranklens recall`
+    takes) is recognised and sent there.
+    """
+    if (isinstance(data, dict) and isinstance(data.get("messages"), list) and "turns" not in data) or (
+        isinstance(data, list) and data and all(isinstance(m, dict) and "role" in m for m in data)
+    ):
+        raise TranscriptError(
+            f"{source}: this is a transcript (a list of chat messages), which "
+            "`ranklens recall CATALOG TRANSCRIPT.json` takes; `cache-sim` replays a conversation: "
+            '{"system": str, "turns": [{"user": str, "assistant"?: str, "tool_calls"?: [...]}]}. '
+            f"Fix: run `ranklens recall CATALOG {source}`, or pass a conversation such as "
+            "sample_catalogs/conversations/workday.conversation.json"
+        )
     try:
         return Conversation.model_validate(data)
     except ValidationError as err:
@@ -156,7 +170,8 @@ def parse_conversation(data: Any, source: str = "<input>") -> Conversation:
         raise TranscriptError(
             f"{source}: not a conversation ({problems}); expected "
             '{"system": str, "turns": [{"user": str, "assistant"?: str, '
-            '"tool_calls"?: [{"tool": id, "args"?: {}, "result"?: any}]}]}'
+            '"tool_calls"?: [{"tool": id, "args"?: {}, "result"?: any}]}]}, '
+            "e.g. sample_catalogs/conversations/workday.conversation.json"
         ) from None
 
 
@@ -502,12 +517,14 @@ def parse_strategies(items: Sequence[str]) -> list[str]:
 def run_cache_sim(args: argparse.Namespace) -> int:
     """`ranklens cache-sim CATALOG CONVERSATION.json`."""
     from core.capabilities import CapabilityHost
-    from core.catalog import load_catalog
+    from core.catalog import load_catalog, require_items
 
     try:
         strategies = parse_strategies(args.strategies or STRATEGIES)
         conversation = load_conversation(args.conversation)
-        host = CapabilityHost.from_catalog(load_catalog(args.catalog), method=args.method)
+        host = CapabilityHost.from_catalog(
+            require_items(load_catalog(args.catalog), args.catalog), method=args.method
+        )
         sims = simulate_all(
             host,
             conversation,

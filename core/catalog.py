@@ -837,9 +837,9 @@ def _load_json(text: str, source: str) -> object:
     try:
         return json.loads(text, object_pairs_hook=_json_object)
     except json.JSONDecodeError as exc:
+        where = " (`python -m json.tool FILE` points at it)" if Path(source).suffix else ""
         raise CatalogError(f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: "
-                           f"{exc.msg}. Fix: correct the syntax there "
-                           "(`python -m json.tool FILE` points at it).") from None
+                           f"{exc.msg}. Fix: correct the syntax there{where}.") from None
     except _DuplicateKeyError as exc:
         raise CatalogError(f"{source}: invalid JSON: the key {_show(str(exc))} appears twice in one "
                            "object. Fix: keep one of them.") from None
@@ -951,6 +951,20 @@ def load_catalog(path: str | Path) -> Catalog:
         raise CatalogError(f"{source}: cannot be read ({exc.strerror or exc}). "
                            "Fix: check the path and its permissions.") from None
     return parse_catalog_bytes(raw, source)
+
+
+def require_items(catalog: Catalog, source: str | Path) -> Catalog:
+    """``catalog`` when it has a tool or a skill; CatalogError naming ``source`` otherwise.
+
+    The loaders accept an empty catalog (``[]``, ``{"tools": []}``); the commands that rank
+    or check one call this first, so an empty file is refused instead of matching nothing.
+    """
+    if catalog.is_empty:
+        raise CatalogError(
+            f"{source} has no tools or skills. Fix: load a catalog with at least one tool, "
+            'e.g. [{"name": "get_user", "description": "Fetch one user by id."}]'
+        )
+    return catalog
 
 
 # --------------------------------------------------------------------------- skills

@@ -12,11 +12,13 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from core.errors import RanklensError
-from core.search import METHODS, Explanation, SearchResult, open_catalog
+from core.search import METHODS, Explanation, QueryWord, SearchResult, open_catalog, parse_floors
+from core.text import plural
 
 
 def print_table(rows: Sequence[Sequence[Any]], headers: Sequence[str], file=None) -> None:
@@ -94,20 +96,6 @@ def add_method_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def parse_floors(values: Sequence[str] | None) -> dict[str, float]:
-    """``["bm25=5", "semantic=0.3"]`` -> ``{"bm25": 5.0, "semantic": 0.3}``."""
-    floors = {}
-    for value in values or ():
-        arm, sep, number = value.partition("=")
-        try:
-            floors[arm.strip()] = float(number)
-        except ValueError:
-            sep = ""
-        if not sep:
-            raise RanklensError(f"--floor {value!r}: write ARM=NUMBER, e.g. --floor bm25=5 or --floor semantic=0.35")
-    return floors
-
-
 def load_for_cli(args: argparse.Namespace, path: str | None = None):
     """Open the catalog named on the command line with its method options."""
     reranker = None
@@ -146,6 +134,8 @@ def hits_json(result: SearchResult) -> list[dict[str, Any]]:
 def cmd_search(args: argparse.Namespace) -> int:
     catalog = load_for_cli(args)
     result = _search(catalog, args.query, args.top_k, args.method)
+    if args.top_k == 0:
+        result = replace(result, reason="top-k is 0: nothing asked for")
     if args.json:
         dump_json(
             {
@@ -211,13 +201,25 @@ def cmd_explain(args: argparse.Namespace) -> int:
     ]
     if rows:
         print_table(rows, ["word", "term", "tf", "df", "idf", "dl", "avgdl", "contribution", "matched in"])
+    kind = type(catalog).__name__.removesuffix("Catalog").lower()
     if exp.stop_words:
         print("dropped as stop words: " + ", ".join(exp.stop_words))
-    if exp.absent_terms:
-        print("in no tool of the catalog: " + ", ".join(exp.absent_terms))
-    if exp.missing_terms:
-        print("in the catalog but not in this tool: " + ", ".join(exp.missing_terms))
+    absent = _query_words(exp.words, "absent")
+    if absent:
+        print(f"in no {kind} of the catalog: {absent}")
+    missing = _query_words(exp.words, "missing")
+    if missing:
+        print(f"in the catalog but not in this {kind}: {missing}")
     return 0
+
+
+def _query_words(words: Sequence[QueryWord], status: str) -> str:
+    """The query words of one status, each once: ``financial (→ financi)`` when stemmed."""
+    shown = dict.fromkeys(
+        w.word if w.term in (None, w.word) else f"{w.word} (→ {w.term})"
+        for w in words if w.status == status
+    )
+    return ", ".join(shown)
 
 
 def read_queries_jsonl(path: str) -> list[str]:
@@ -253,7 +255,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(text)
     else:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
-        print(f"ranked {len(queries)} queries with {args.method}; wrote {args.out}", file=sys.stderr)
+        print(f"ranked {plural(len(queries), 'query', 'queries')} with {args.method}; wrote {args.out}",
+              file=sys.stderr)
     return 0
 
 
@@ -291,14 +294,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     for module in (evaluation, lint, recall, cachesim):
         module.add_cli(sub)
+    for subparser in sub.choices.values():  # so main() can report in the subcommand's name
+        subparser.set_defaults(subparser=subparser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if getattr(args, "top_k", 1) is not None and getattr(args, "top_k", 1) < 0:
-        parser.error("--top-k must be >= 0")
+    top_k = getattr(args, "top_k", None)
+    if isinstance(top_k, int) and top_k < 0:
+        args.subparser.error("--top-k must be >= 0")
     query = getattr(args, "query", None)
     if isinstance(query, str) and any("\ud800" <= ch <= "\udfff" for ch in query):
         # Bytes that are not UTF-8 arrive as lone surrogates, which no output can print.

@@ -53,6 +53,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from core.errors import EmbedderError
+from core.text import plural
 
 logger = logging.getLogger(__name__)
 
@@ -486,6 +487,20 @@ _MODELS: dict[tuple[str, str], Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
+def quiet_transformers() -> None:
+    """Turn off transformers' own "Loading weights" progress bars.
+
+    Ranklens reports model loading itself (slow-load notice) and embedding
+    progress through its callback; the library's bars would otherwise print
+    into the CLI's output and as noise in notebooks.
+    """
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover - sentence-transformers pulls transformers
+        return
+    hf_logging.disable_progress_bar()
+
+
 def clear_model_cache() -> None:
     """Forget every model loaded in this process (tests; freeing memory)."""
     with _MODELS_LOCK:
@@ -637,6 +652,7 @@ class SentenceTransformerEmbedder:
                     "`pip install sentence-transformers`, or use --method bm25"
                 ) from exc
             imported = time.perf_counter()
+            quiet_transformers()
             try:
                 model = SentenceTransformer(
                     str(self.folder), device=self.device, local_files_only=True
@@ -1319,7 +1335,7 @@ def embed_with_cache(
             raise
         except Exception as exc:
             raise EmbedderError(
-                f"embedder {embedder!r} failed while embedding {len(todo)} texts: "
+                f"embedder {embedder!r} failed while embedding {plural(len(todo), 'text')}: "
                 f"{type(exc).__name__}: {exc}; nothing was cached"
             ) from exc
         fresh = _check_vectors(fresh, len(todo), cache.dimension, repr(embedder))

@@ -29,11 +29,17 @@ out of those means and reported on their own:
   score of answerable queries whose rank-1 hit is relevant) minus (the no-tool
   query's rank-1 score, 0 when it returned nothing). Positive means no-tool
   queries score below typical correct answers, so a floor between the two
-  could reject them; negative means no floor can.
+  could reject them; negative means no floor can. It is in the run's own
+  score units (raw BM25, cosine, fused RRF), so `compare` gives it a delta
+  only between configurations ranked with the same method.
 
 `compare` puts two or more configurations side by side: per-metric deltas
 against the first (baseline) configuration with paired bootstrap confidence
 intervals, and the queries that got better and worse.
+
+A judged id the catalog lacks scores like a tool that is never retrieved;
+`unknown_relevant_ids` finds them, `describe_unknown` words the problem, and
+the ``eval`` and ``compare`` commands refuse such a query set (exit 2).
 """
 
 from __future__ import annotations
@@ -41,14 +47,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import statistics
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.errors import QueryError, RanklensError
+from core.text import did_you_mean, plural
 
 if TYPE_CHECKING:
     from core.catalog import Catalog
@@ -62,6 +70,10 @@ Progress = Callable[[int, int], None]
 DEFAULT_KS: tuple[int, ...] = (1, 5, 10)
 METRIC_NAMES: tuple[str, ...] = ("hit", "recall", "precision", "mrr", "ndcg")
 NO_TOOL_METRICS: tuple[str, ...] = ("no_tool@floor", "no_tool_margin")
+SCORE_SCALE_METRICS: tuple[str, ...] = ("no_tool_margin",)
+"""Metrics measured in the run's own scores (BM25 raw score, cosine, RRF fused score):
+two configurations' values are comparable only when they rank with the same method.
+Every other metric is a rank-based share or mean, comparable across methods."""
 DEFAULT_COMPARE_METRICS: tuple[str, ...] = ("hit@1", "hit@5", "recall@5", "mrr@10", "ndcg@10")
 METHODS: tuple[str, ...] = ("bm25", "semantic", "hybrid")
 RUN_FORMAT = "ranklens-run/1"
@@ -81,12 +93,16 @@ class Judgment:
             positive grade is a no-tool query.
         note: free text from the query set (why these tools, what it tests).
         extra: any other keys of the line (e.g. ``source_id``), kept verbatim.
+        line: the 1-based line of the query-set file it was read from (None when
+            it was built in code); messages about the judgment cite it. Not part
+            of equality.
     """
 
     query: str
     relevant: dict[str, float] = field(default_factory=dict)
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    line: int | None = field(default=None, compare=False, repr=False)
 
     @property
     def relevant_ids(self) -> frozenset[str]:
@@ -196,7 +212,7 @@ def parse_queries_text(text: str, source: str = "<input>") -> list[Judgment]:
                 source, lineno, f"not valid JSON ({exc.msg} at column {exc.colno})",
                 f"write one JSON object per line: {_LINE_FORMAT}",
             ) from None
-        judgment = parse_judgment(data, f"{source}:{lineno}")
+        judgment = replace(parse_judgment(data, f"{source}:{lineno}"), line=lineno)
         if judgment.query in first_line:
             raise _line_error(
                 source, lineno,
@@ -208,6 +224,111 @@ def parse_queries_text(text: str, source: str = "<input>") -> list[Judgment]:
     if not judgments:
         raise QueryError(f"{source}: the query set is empty. Fix: add lines like {_LINE_FORMAT}")
     return judgments
+
+
+# --------------------------------------------------------------------------- judgments vs a catalog
+
+
+def unknown_relevant_ids(judgments: Iterable[Judgment], known_ids: Iterable[str]) -> dict[str, list[str]]:
+    """Query -> the judged ids (any grade) that are not in ``known_ids``, sorted.
+
+    Only queries with at least one unknown id appear, in the query set's order.
+    An unknown id scores like a tool that is never retrieved, so a typo or a
+    query set written for another catalog silently lowers every metric.
+    """
+    known = known_ids if isinstance(known_ids, set | frozenset) else set(known_ids)
+    out: dict[str, list[str]] = {}
+    for j in judgments:
+        missing = sorted(i for i in j.relevant if i not in known)
+        if missing:
+            out[j.query] = missing
+    return out
+
+
+_IDS_FIX = (
+    "correct the ids (a catalog's ids are in its file and in the output of "
+    "`ranklens search CATALOG QUERY`), or pass the query set written for this catalog"
+)
+
+
+def describe_unknown(
+    unknown: Mapping[str, Sequence[str]],
+    known_ids: Iterable[str],
+    judgments: Sequence[Judgment] = (),
+    *,
+    source: str = "",
+    kind: str = "tool",
+    catalog: str = "this catalog",
+    hint: str = "",
+    limit: int = 5,
+) -> str:
+    """The message for `unknown_relevant_ids`' result: where each id is, the closest known id, the fix.
+
+    ``judgments`` (the query set) gives each query's line number and the share of
+    unknown ids: when most judged ids are unknown, the message says the query set
+    is probably for another catalog instead of listing them. ``source`` names the
+    query set (its file), ``catalog`` the catalog, ``kind`` "tool" or "skill";
+    ``hint`` is appended before the fix. Returns "" when ``unknown`` is empty.
+    """
+    if not unknown:
+        return ""
+    known = sorted(set(known_ids))
+    lines = {j.query: j.line for j in judgments}
+    bad = sorted({i for ids in unknown.values() for i in ids})
+    judged = {i for j in judgments for i in j.relevant} | set(bad)
+    hint = f" {hint.strip()}" if hint.strip() else ""
+    if judgments and len(bad) * 2 > len(judged):
+        examples = ", ".join(repr(i) for i in bad[:3]) + (", …" if len(bad) > 3 else "")
+        return (
+            f"{source + ': ' if source else ''}{len(bad)} of {plural(len(judged), f'judged {kind} id')} "
+            f"{'is' if len(bad) == 1 else 'are'} not in {catalog} (e.g. {examples}): the query set is probably for another "
+            f"catalog.{hint} Fix: pass the query set written for {catalog} (a bundled sample's "
+            "is next to it, NAME.queries.jsonl)"
+        )
+
+    by_id: dict[str, list[str]] = {}  # unknown id -> the queries naming it, in order
+    for q, ids in unknown.items():
+        for i in ids:
+            by_id.setdefault(i, []).append(q)
+
+    def where(queries: list[str]) -> str:
+        found = [lines[q] for q in queries if lines.get(q)]
+        if source and len(found) == len(queries):
+            also = found[1:]
+            more = f" (also line{'s' if len(also) > 1 else ''} {', '.join(map(str, also))})" if also else ""
+            return f"{source}:{found[0]}{more}"
+        others = len(queries) - 1
+        more = f" (and {plural(others, 'other query', 'other queries')})" if others else ""
+        return f"{source + ': ' if source else ''}query {_truncate(queries[0], 60)!r}{more}"
+
+    found = [f"{where(qs)}: unknown {kind} {i!r}{did_you_mean(i, known)}" for i, qs in by_id.items()]
+    if len(found) == 1:
+        return f"{found[0]} — the query set does not match {catalog}.{hint} Fix: {_IDS_FIX}"
+    shown = found[:limit] + ([f"(and {len(found) - limit} more)"] if len(found) > limit else [])
+    return (
+        f"the query set does not match {catalog}: {plural(len(found), f'judged {kind} id')} "
+        "are not in it\n"
+        + "".join(f"  {line}\n" for line in shown)
+        + (f"{hint.strip()}\n" if hint else "")
+        + f"Fix: {_IDS_FIX}"
+    )
+
+
+def check_judgments(
+    judgments: Sequence[Judgment],
+    known_ids: Iterable[str],
+    *,
+    source: str = "",
+    kind: str = "tool",
+    catalog: str = "this catalog",
+    hint: str = "",
+) -> None:
+    """Raise QueryError (see `describe_unknown`) when a judgment names an id ``known_ids`` lacks."""
+    known = set(known_ids)
+    unknown = unknown_relevant_ids(judgments, known)
+    if unknown:
+        raise QueryError(describe_unknown(unknown, known, judgments, source=source, kind=kind,
+                                          catalog=catalog, hint=hint))
 
 
 # --------------------------------------------------------------------------- metrics
@@ -635,6 +756,11 @@ def save_run(run: Mapping[str, Sequence[tuple[str, float]]], path: str | Path, *
 
 def load_run(path: str | Path) -> Run:
     """Read a run written by `save_run` (or a bare ``{query: [[id, score], ...]}`` object)."""
+    return load_run_with_meta(path)[0]
+
+
+def load_run_with_meta(path: str | Path) -> tuple[Run, dict[str, Any]]:
+    """A run and its ``meta`` (e.g. ``method``, ``catalog``; {} for a bare run object)."""
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -642,7 +768,9 @@ def load_run(path: str | Path) -> Run:
         raise QueryError(f"{path}: run file not found. Fix: write one with `ranklens eval --run-out`") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise QueryError(f"{path}: cannot read the run ({exc}). Fix: pass a JSON run file") from None
+    meta: dict[str, Any] = {}
     if isinstance(data, dict) and "run" in data and isinstance(data["run"], dict):
+        meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
         data = data["run"]
     if not isinstance(data, dict):
         raise QueryError(f"{path}: a run is a JSON object of query -> [[id, score], ...]")
@@ -654,7 +782,7 @@ def load_run(path: str | Path) -> Run:
             raise QueryError(
                 f"{path}: hits of query {q!r} must be a list of [id, score] pairs"
             ) from None
-    return run
+    return run, meta
 
 
 # --------------------------------------------------------------------------- comparison
@@ -666,19 +794,32 @@ class MetricDelta:
 
     ``ci_low``/``ci_high`` bound the paired bootstrap confidence interval of
     ``delta``; ``significant`` is True when that interval excludes 0.
+
+    A score-scale metric (`SCORE_SCALE_METRICS`) of two configurations that rank
+    with different methods has no delta: ``delta``, ``ci_low`` and ``ci_high``
+    are None, ``note`` says why ("different score scales"), and it is never
+    significant and never fails a gate.
     """
 
     config: str
     metric: str
     baseline: float
     value: float
-    delta: float
-    ci_low: float
-    ci_high: float
+    delta: float | None
+    ci_low: float | None
+    ci_high: float | None
     n: int
+    note: str = ""
+
+    @property
+    def comparable(self) -> bool:
+        """False when the two values are on different score scales (no delta)."""
+        return self.delta is not None
 
     @property
     def significant(self) -> bool:
+        if self.ci_low is None or self.ci_high is None:
+            return False
         return self.ci_low > 0 or self.ci_high < 0
 
     def to_dict(self) -> dict[str, Any]:
@@ -692,6 +833,7 @@ class MetricDelta:
             "ci_high": self.ci_high,
             "n": self.n,
             "significant": self.significant,
+            "note": self.note,
         }
 
 
@@ -833,6 +975,7 @@ def compare(
     seed: int = 0,
     confidence: float = 0.95,
     ks: Sequence[int] = DEFAULT_KS,
+    methods: Mapping[str, str | None] | None = None,
 ) -> Comparison:
     """Compare configurations (runs or reports, by name) against the first one.
 
@@ -841,6 +984,12 @@ def compare(
     no-tool queries for the no-tool metrics). Better/worse queries are decided
     by ndcg at the largest k (answerable queries) and by whether a no-tool
     query is answered with nothing.
+
+    ``methods`` maps each configuration to the method that ranked it (None when
+    unknown, e.g. a run file without metadata). With it, a score-scale metric
+    (`SCORE_SCALE_METRICS`, e.g. ``no_tool_margin``) gets a delta only between
+    configurations known to use the same method; otherwise its delta is None
+    (see `MetricDelta`). Without it every delta is computed, as before.
     """
     if len(configs) < 2:
         raise QueryError(
@@ -855,7 +1004,7 @@ def compare(
         missing = {j.query for j in judgments} - {r.query for r in reports[name].rows}
         if missing:
             raise QueryError(
-                f"the report of {name!r} lacks {len(missing)} judged queries (e.g. "
+                f"the report of {name!r} lacks {plural(len(missing), 'judged query', 'judged queries')} (e.g. "
                 f"{sorted(missing)[0]!r}); evaluate every configuration on the same query set"
             )
     names = list(reports)
@@ -891,7 +1040,11 @@ def compare(
                     f"metric {m!r} was not computed for every configuration; evaluate all "
                     "reports with the same ks and query set"
                 ) from None
-            d, lo, hi = paired_bootstrap(b_vals, o_vals, n_boot, seed, confidence)
+            note = _scale_note(m, methods, base_name, name)
+            if note:
+                d = lo = hi = None
+            else:
+                d, lo, hi = paired_bootstrap(b_vals, o_vals, n_boot, seed, confidence)
             deltas.append(
                 MetricDelta(
                     config=name,
@@ -902,6 +1055,7 @@ def compare(
                     ci_low=lo,
                     ci_high=hi,
                     n=len(qs),
+                    note=note,
                 )
             )
         changes: list[QueryChange] = []
@@ -944,6 +1098,18 @@ def compare(
     )
 
 
+def _scale_note(
+    metric: str, methods: Mapping[str, str | None] | None, baseline: str, config: str
+) -> str:
+    """Why a score-scale metric has no delta between two configurations ("" when it has one)."""
+    if methods is None or metric not in SCORE_SCALE_METRICS:
+        return ""
+    a, b = methods.get(baseline), methods.get(config)
+    if a is None or b is None:
+        return "unknown score scale"
+    return "" if a == b else "different score scales"
+
+
 def _rank_value(rank: int | None) -> float:
     return math.inf if rank is None else float(rank)
 
@@ -977,8 +1143,8 @@ def format_report(report: EvalReport, worst: int = 10, title: str | None = None)
     if title:
         lines.append(title)
     lines.append(
-        f"{report.n_queries} queries ({report.n_answerable} with a right tool, "
-        f"{report.n_no_tool} no-tool)"
+        f"{plural(report.n_queries, 'query', 'queries')} ({report.n_answerable} with a right "
+        f"tool, {report.n_no_tool} no-tool)"
     )
     lines.append("")
     header = "metric".ljust(10) + "".join(f"@{k}".rjust(9) for k in report.ks)
@@ -1001,7 +1167,7 @@ def format_report(report: EvalReport, worst: int = 10, title: str | None = None)
     rows = report.worst(worst)
     if rows:
         lines.append("")
-        lines.append(f"worst {len(rows)} queries (by {report.sort_metric}):")
+        lines.append(f"worst {plural(len(rows), 'query', 'queries')} (by {report.sort_metric}):")
         lines.append(f"  {'rank':>4}  {report.sort_metric:>8}  query -> top hit (relevant)")
         for r in rows:
             top = r.top[0] if r.top else "(nothing)"
@@ -1027,13 +1193,18 @@ def format_comparison(comparison: Comparison, n_queries: int = 10) -> str:
         for d in comparison.deltas:
             if d.config != name:
                 continue
+            if d.delta is None or d.ci_low is None or d.ci_high is None:
+                lines.append(
+                    f"  {d.metric:<15}{d.baseline:9.3f}{d.value:9.3f}{'n/a':>9}  ({d.note})"
+                )
+                continue
             mark = " *" if d.significant else ""
             lines.append(
                 f"  {d.metric:<15}{d.baseline:9.3f}{d.value:9.3f}{d.delta:+9.3f}  "
                 f"[{d.ci_low:+.3f}, {d.ci_high:+.3f}]{mark}"
             )
         for label, items in (("better", comparison.better[name]), ("worse", comparison.worse[name])):
-            lines.append(f"  {label}: {len(items)} queries")
+            lines.append(f"  {label}: {plural(len(items), 'query', 'queries')}")
             for c in items[:n_queries]:
                 if c.no_tool:
                     change = "now answered with nothing" if c.delta > 0 else "no longer empty"
@@ -1059,6 +1230,9 @@ def load_search_catalog(
     method: str = "bm25",
     skills: bool | None = None,
     progress: Progress | None = None,
+    *,
+    judgments: Sequence[Judgment] | None = None,
+    queries_source: str = "",
     **options: Any,
 ) -> Any:
     """Load a catalog file or folder into a `ToolCatalog` (or `SkillCatalog`).
@@ -1066,13 +1240,38 @@ def load_search_catalog(
     ``skills=None`` picks skills when the catalog has skills and no tools.
     ``progress(done, total)`` reports the embedding of texts missing from the
     cache (semantic and hybrid). ``options`` (e.g. ``model=``) go to the
-    catalog's constructor.
+    catalog's constructor. With ``judgments`` (read from ``queries_source``),
+    every judged id must be in the catalog (`check_judgments`), checked before
+    anything is embedded.
+
+    Raises:
+        CatalogError: the catalog has no tools and no skills.
+        QueryError: ``skills=True`` on a catalog without skills (or ``False``
+            on one without tools), or a judged id the catalog lacks.
     """
-    from core.catalog import load_catalog
+    from core.catalog import load_catalog, require_items
     from core.search import SkillCatalog, ToolCatalog
 
-    catalog: Catalog = load_catalog(path)
+    catalog: Catalog = require_items(load_catalog(path), path)
     use_skills = skills if skills is not None else (not catalog.tools and bool(catalog.skills))
+    if use_skills and not catalog.skills:
+        raise QueryError(
+            f"{path} has no skills, so --skills has nothing to rank. Fix: drop --skills to rank "
+            f"its {plural(len(catalog.tools), 'tool')}"
+        )
+    if not use_skills and not catalog.tools:
+        raise QueryError(f"{path} has no tools. Fix: rank its skills (--skills)")
+    if judgments is not None:
+        items = catalog.skills if use_skills else catalog.tools
+        others = catalog.tools if use_skills else catalog.skills
+        unknown = unknown_relevant_ids(judgments, {i.id for i in items})
+        bad = {i for ids in unknown.values() for i in ids}
+        hint = ""
+        if bad and bad <= {i.id for i in others}:
+            hint = (f"Those ids are the catalog's {'tools' if use_skills else 'skills'}: "
+                    f"{'drop' if use_skills else 'pass'} --skills.")
+        check_judgments(judgments, [i.id for i in items], source=queries_source,
+                        kind="skill" if use_skills else "tool", catalog=str(path), hint=hint)
     if progress is not None:
         options = {**options, "progress": progress}
     if use_skills:
@@ -1080,9 +1279,47 @@ def load_search_catalog(
     return ToolCatalog(catalog.tools, method=method, **options)
 
 
-def _catalog_options(args: argparse.Namespace) -> dict[str, Any]:
-    model = getattr(args, "model", None)
-    return {"model": model} if model else {}
+def _catalog_options(args: argparse.Namespace, floors: Mapping[str, float] | None = None) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if getattr(args, "model", None):
+        options["model"] = args.model
+    if floors:
+        options["floors"] = dict(floors)
+    return options
+
+
+def parse_eval_floors(values: Sequence[str] | None, method: str) -> dict[str, float]:
+    """``eval``'s ``--floor``: ``ARM=SCORE`` like ``search``, or a bare number as the BM25 floor.
+
+    A bare number is kept for compatibility and means ``bm25=NUMBER``, so it is
+    accepted with ``--method bm25`` only; a floor on an arm the method does not
+    rank with is refused (it would change nothing).
+
+    Raises:
+        QueryError: naming the value and the form to write.
+    """
+    from core.search import parse_floors
+
+    floors = parse_floors(values, bare_arm="bm25")
+    bare = [v for v in values or () if "=" not in v]
+    if bare and method != "bm25":
+        raise QueryError(
+            f"--floor {bare[0]}: a bare number is the BM25 floor, kept for --method bm25; with "
+            f"--method {method} write the arm: --floor bm25=N and/or --floor semantic=N"
+        )
+    used = {"bm25": ("bm25",), "semantic": ("semantic",), "hybrid": ("bm25", "semantic")}[method]
+    for arm in floors:
+        if arm not in used:
+            raise QueryError(
+                f"--floor {arm}={floors[arm]:g} changes nothing with --method {method}, which "
+                f"ranks with {' and '.join(used)} only; pass --method {arm} or --method hybrid, "
+                "or drop the floor"
+            )
+    return floors
+
+
+def _floor_label(floors: Mapping[str, float]) -> str:
+    return ", ".join(f"{arm}={value:g}" for arm, value in sorted(floors.items()))
 
 
 def parse_fail_under(specs: Sequence[str], example: str = "ndcg@10=0.8") -> dict[str, float]:
@@ -1127,7 +1364,8 @@ def check_deltas(
     ``thresholds`` maps a metric to the lowest acceptable delta against the
     baseline (``{"ndcg@10": -0.01}`` fails a configuration whose ndcg@10 is more
     than 0.01 below the baseline's). ``fail_on_regression`` fails every compared
-    metric whose bootstrap interval lies entirely below 0.
+    metric whose bootstrap interval lies entirely below 0. A delta that is None
+    (a score-scale metric across methods) passes every gate.
 
     Raises:
         QueryError: when a threshold names a metric the comparison lacks.
@@ -1142,6 +1380,8 @@ def check_deltas(
     pct = round(comparison.confidence * 100)
     failures = []
     for d in comparison.deltas:
+        if d.delta is None or d.ci_high is None:  # different score scales: never gates
+            continue
         if d.metric in thresholds and d.delta < thresholds[d.metric]:
             failures.append(
                 f"{d.metric} delta of {d.config} vs {comparison.baseline} = {d.delta:+.4f} "
@@ -1178,6 +1418,13 @@ def parse_config(spec: str, default_method: str = "bm25") -> ConfigSpec:
         name, rest = head, tail
     method_part, sep, path = rest.partition(":")
     if not sep or method_part.partition("@")[0] not in (*METHODS, "run"):
+        head = method_part.partition("@")[0]
+        # "bm52:cat.json" is a misspelt method, not a file named so (unless one exists);
+        # one letter is a Windows drive ("C:\\cat.json").
+        if sep and re.fullmatch(r"[A-Za-z][\w-]+", head) and not Path(rest).exists():
+            raise QueryError(
+                f"unknown method {head!r} in --config {spec!r}; valid: {', '.join(METHODS)}, run"
+            )
         method_part, path = default_method, rest
     method, at, floor_text = method_part.partition("@")
     floor = None
@@ -1209,17 +1456,21 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         top_k = _check_top_k(args.top_k)
         if args.jobs < 1:
             raise QueryError(f"--jobs must be at least 1, got {args.jobs}")
+        floors = parse_eval_floors(args.floor, args.method)
+        options = _catalog_options(args, floors)
+        # Opened here, not by the workers' dispatcher, so a judged id the catalog lacks
+        # is reported before anything is embedded or ranked.
+        catalog = load_search_catalog(args.catalog, args.method, args.skills,
+                                      progress=_embedding_bar(args.method), judgments=judgments,
+                                      queries_source=str(args.queries), **options)
         run = run_queries_parallel(args.catalog, judgments, top_k, args.method, jobs=args.jobs,
-                                   skills=args.skills, progress=_ranking_bar(len(judgments)),
-                                   embed_progress=_embedding_bar(args.method),
-                                   **_catalog_options(args))
-        if args.floor is not None:
-            run = apply_floor(run, args.floor)
+                                   skills=args.skills, catalog=catalog,
+                                   progress=_ranking_bar(len(judgments)), **options)
         report = evaluate(run, judgments, ks)
         failures = check_thresholds(report.metrics, thresholds)
         if args.run_out:
             save_run(run, args.run_out, catalog=str(args.catalog), method=args.method,
-                     top_k=top_k, floor=args.floor)
+                     top_k=top_k, floors=floors)
     except RanklensError as exc:
         print(f"ranklens eval: error: {exc}", file=sys.stderr)
         return 2
@@ -1227,12 +1478,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         out = report.to_dict(worst=args.worst)
         out["failures"] = failures
         out["config"] = {"catalog": str(args.catalog), "method": args.method, "top_k": top_k,
-                         "floor": args.floor}
+                         "floors": floors}
         print(json.dumps(out, indent=1, sort_keys=True, ensure_ascii=False))
     else:
         title = f"{args.catalog} · {args.method} · top {top_k}"
-        if args.floor is not None:
-            title += f" · floor {args.floor:g}"
+        if floors:
+            title += f" · floor {_floor_label(floors)}"
         print(format_report(report, args.worst, title))
     if failures:
         for f in failures:
@@ -1277,26 +1528,34 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         for k in ks:
             _check_k(k)
         top_k = _check_top_k(args.top_k)
+        from core.search import parse_floors
+
+        floors = parse_floors(args.floor)
         runs: dict[str, Run] = {}
+        methods: dict[str, str | None] = {}
         for s in specs:
             if s.method == "run":
-                run = load_run(s.source)
+                run, meta = load_run_with_meta(s.source)
+                method = meta.get("method")
+                methods[s.name] = method if isinstance(method, str) else None
             else:
                 catalog = load_search_catalog(s.source, s.method, args.skills,
                                               progress=_embedding_bar(s.method),
-                                              **_catalog_options(args))
+                                              judgments=judgments, queries_source=str(args.queries),
+                                              **_catalog_options(args, floors))
                 run = run_queries(catalog, judgments, top_k, s.method,
                                   progress=_ranking_bar(len(judgments), f"ranking {s.name}"))
+                methods[s.name] = s.method
             if s.floor is not None:
                 run = apply_floor(run, s.floor)
             runs[s.name] = run
         comparison = compare(runs, judgments, args.metrics.split(",") if args.metrics else None,
-                             n_boot=args.n_boot, seed=args.seed, ks=ks)
+                             n_boot=args.n_boot, seed=args.seed, ks=ks, methods=methods)
         extra = [m for m in thresholds if m not in {d.metric for d in comparison.deltas}]
         if extra:  # a gated metric is compared even when --metrics leaves it out
             metrics = list(dict.fromkeys(d.metric for d in comparison.deltas))
             comparison = compare(comparison.reports, judgments, metrics + extra,
-                                 n_boot=args.n_boot, seed=args.seed, ks=ks)
+                                 n_boot=args.n_boot, seed=args.seed, ks=ks, methods=methods)
         failures = check_deltas(comparison, thresholds, args.fail_on_regression)
     except RanklensError as exc:
         print(f"ranklens compare: error: {exc}", file=sys.stderr)
@@ -1337,8 +1596,10 @@ def add_cli(subparsers: Any) -> None:
     p.add_argument("--top-k", type=int, default=10, help="hits retrieved per query (default 10)")
     p.add_argument("--k", type=int, action="append", metavar="K",
                    help="metric cut-off; repeat for several (default 1, 5, 10)")
-    p.add_argument("--floor", type=float, default=None,
-                   help="relevance floor: drop hits scoring below it")
+    p.add_argument("--floor", action="append", metavar="ARM=SCORE",
+                   help="relevance floor per arm, as for `search`: bm25=SCORE (raw BM25 score) or "
+                   "semantic=SCORE (cosine); hits below it are dropped; repeatable. A bare number "
+                   "is the BM25 floor (--method bm25 only)")
     p.add_argument("--skills", action="store_true", default=None,
                    help="rank the catalog's skills (default: skills only when it has no tools)")
     p.add_argument("--worst", type=int, default=10, help="worst queries to show (default 10)")
@@ -1355,12 +1616,16 @@ def add_cli(subparsers: Any) -> None:
         "compare",
         help="compare configurations on one judged query set",
         description="Evaluate two or more configurations on QUERIES and print each metric's "
-        "delta against the first (the baseline) with a paired bootstrap 95%% interval, then the "
+        "delta against the first (the baseline) with a paired bootstrap 95% interval, then the "
         "queries that got better and worse. A configuration is a catalog path (ranked with "
         "--method) or --config [NAME=]METHOD[@FLOOR]:PATH, where METHOD is bm25, semantic, "
         "hybrid, or run (PATH is then a run saved by `eval --run-out`). Examples: "
         "`ranklens compare q.jsonl old.json new.json`; "
         "`ranklens compare q.jsonl --config bm25:cat.json --config hybrid:cat.json`. "
+        "FLOOR drops the hits of that configuration scoring below it, in its own scores; "
+        "--floor ARM=SCORE sets a relevance floor per arm for every catalog configuration. "
+        "no_tool_margin is in score units, so it has no delta between configurations ranked "
+        "with different methods (n/a). "
         "As a regression gate: exit 1 when a delta is below a --fail-under threshold or, with "
         "--fail-on-regression, when a delta's interval lies below 0; 2 on bad input.",
     )
@@ -1379,6 +1644,9 @@ def add_cli(subparsers: Any) -> None:
                    "mrr@10,ndcg@10 and the no-tool figures)")
     c.add_argument("--skills", action="store_true", default=None,
                    help="rank the catalogs' skills")
+    c.add_argument("--floor", action="append", metavar="ARM=SCORE",
+                   help="relevance floor per arm for every catalog configuration, as for `search` "
+                   "(bm25=SCORE, semantic=SCORE); repeatable")
     c.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
     c.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     c.add_argument("--show", type=int, default=10, help="better/worse queries to show (default 10)")

@@ -1,6 +1,9 @@
-"""The definition linter: what in a tool or skill definition hurts its ranking.
+"""The definition linter: what in a tool or skill definition hurts its ranking, and schema hygiene.
 
-Every rule follows from how the index works (engine-contract.md):
+Each rule has a category. ``ranking`` rules follow from how the index works
+(engine-contract.md); ``schema`` rules (untyped properties, no ``required``,
+no ``additionalProperties: false``) do not change the ranking: they leave the
+agent guessing how to call the tool once it is found.
 
 - BM25 (k1 = 0.9, b = 0.4) saturates term frequency quickly: with an average
   length, copies 1-4 of a term earn 1.00, 1.31, 1.46 and 1.55 times the first
@@ -14,7 +17,7 @@ Every rule follows from how the index works (engine-contract.md):
   dropped, Snowball stems), so only words a caller actually types can match.
 
 `lint_catalog` returns `Finding`s sorted by severity, tool id, rule and
-path. `RULES` lists every rule with its severity and rationale.
+path. `RULES` lists every rule with its severity, category and rationale.
 
 Exit code of ``ranklens lint``: 0 when no finding is at or above the
 ``--fail-on`` severity (default warning, so info findings alone pass), 1 when
@@ -35,11 +38,14 @@ from typing import TYPE_CHECKING, Any
 
 from core.analysis import DEFAULT_ANALYZER
 from core.errors import QueryError, RanklensError
+from core.text import plural
 
 if TYPE_CHECKING:
     from core.evaluation import Judgment
 
 SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
+CATEGORIES: tuple[str, ...] = ("ranking", "schema")
+"""``ranking``: changes what the index sees or how it scores; ``schema``: how the agent calls the tool."""
 _SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 DEFAULT_FAIL_ON = "warning"
 """The least severe finding that makes ``ranklens lint`` exit 1."""
@@ -63,12 +69,13 @@ BM25_K1 = 0.9
 
 @dataclass(frozen=True)
 class Rule:
-    """A lint rule: kebab-case id, severity, and why it matters for ranking."""
+    """A lint rule: kebab-case id, severity, why it matters, and its category (`CATEGORIES`)."""
 
     id: str
     severity: str
     rationale: str
     needs_queries: bool = False
+    category: str = "ranking"
 
 
 _RULE_LIST = (
@@ -108,18 +115,22 @@ _RULE_LIST = (
          "The analyzer keeps 'files.read' or 'fs:read' as one word and the projection does not "
          "split it, so the name's parts ('files', 'read') are never indexed."),
     Rule("vague-parameter-name", "warning",
-         "Parameter keys are indexed whole and split; 'arg1' or 'x' add no word a caller types "
-         "and tell the agent nothing."),
+         "Input parameter keys are indexed whole and split; 'arg1' or 'x' add no word a caller "
+         "types and tell the agent nothing. Output keys are not checked: short conventional "
+         "names there ('p50', 'x') are the data's own vocabulary."),
     Rule("non-string-enum", "warning",
          "The projection indexes only string enum values; numbers and booleans are skipped, so "
          "their meaning is invisible to search."),
     Rule("untyped-property", "warning",
          "A property without a type (or $ref/anyOf/oneOf/allOf/enum/const) leaves the agent "
-         "guessing what to send."),
+         "guessing what to send. Types are not indexed, so ranking is unaffected.",
+         category="schema"),
     Rule("missing-required", "warning",
-         "Without 'required' the agent cannot tell which arguments it must supply."),
+         "Without 'required' the agent cannot tell which arguments it must supply. It is not "
+         "indexed, so ranking is unaffected.", category="schema"),
     Rule("missing-additional-properties", "info",
-         "Without 'additionalProperties: false' misspelt arguments are accepted silently."),
+         "Without 'additionalProperties: false' misspelt arguments are accepted silently. It is "
+         "not indexed, so ranking is unaffected.", category="schema"),
     Rule("skill-without-tags", "warning",
          "A skill's tags are projected whole and split; without tags the skill has only its "
          "name and description to match on."),
@@ -152,6 +163,8 @@ class Finding:
             ``input.properties.arg1``, ``tags``); "" when it is the whole item.
         related: the other tool of a pair (near-duplicate, shadowing), or None.
         kind: "tool" or "skill".
+        category: the rule's category, "ranking" or "schema" (filled in from
+            `RULES`; "ranking" for a rule it does not know).
     """
 
     rule: str
@@ -163,6 +176,12 @@ class Finding:
     path: str = ""
     related: str | None = None
     kind: str = "tool"
+    category: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.category:
+            rule = RULES.get(self.rule)
+            object.__setattr__(self, "category", rule.category if rule else "ranking")
 
     def sort_key(self) -> tuple[Any, ...]:
         return (_SEVERITY_RANK[self.severity], self.tool_id, self.rule, self.path,
@@ -172,6 +191,7 @@ class Finding:
         return {
             "rule": self.rule,
             "severity": self.severity,
+            "category": self.category,
             "kind": self.kind,
             "tool_id": self.tool_id,
             "path": self.path,
@@ -194,9 +214,15 @@ _WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]*")
 _USE_WHEN_RE = re.compile(
     r"\b(?:use|call|invoke|choose|pick)\s+(?:this\s+(?:tool|skill|function)\s+|this\s+|it\s+)?"
     r"(?:when|whenever|if|for)\b|\b(?:use|call)\s+(?:this|it)\s+(?:tool\s+|skill\s+)?to\b"
-    r"|\buseful\s+(?:when|for|if)\b",
+    r"|\buseful\s+(?:when|for|if)\b"
+    # A sentence opening with Use/Call/Invoke and a word that names the situation:
+    # "Use before answering…", "Use only after verifying…", "Call to refresh…".
+    r"|(?:^|[.!?;:]\s+|\n\s*)(?:use|call|invoke)\s+(?:this\s+(?:tool|skill|function)\s+|this\s+|it\s+)?"
+    r"(?:when|whenever|before|after|only|to|for|if)\b",
     re.IGNORECASE,
 )
+USE_WHEN_TEMPLATE = "Use when <the situation a caller is in, in their words>."
+"""The sentence the missing-use-when and missing-description suggestions ask for."""
 MARKETING_WORDS: tuple[str, ...] = (
     "all-in-one", "amazing", "awesome", "best-in-class", "best-of-breed", "blazing",
     "blazing-fast", "blazingly", "cutting-edge", "effortless", "effortlessly",
@@ -266,14 +292,18 @@ def _split_name(name: str) -> str:
     return split_identifier(name).replace("-", " ").replace(".", " ").replace(":", " ").strip()
 
 
-def _describe_rules(item_id: str, name: str, description: str, kind: str) -> Iterator[Finding]:
+def _judged_example(query: str | None) -> str:
+    return f' A judged query for it: "{_truncate(query, 100)}".' if query else ""
+
+
+def _describe_rules(item_id: str, name: str, description: str, kind: str,
+                    example_query: str | None = None) -> Iterator[Finding]:
     desc = description.strip()
-    label = _split_name(name).lower() or item_id
     if not desc:
         yield _finding(
             "missing-description", item_id, "",
-            f'Write two or three sentences: what it does in the words a caller uses, then '
-            f'"Use when ..." with the situations, e.g. "Use when someone asks to {label}."',
+            "Write two or three sentences: what it does in the words a caller uses, then a "
+            f'sentence like: "{USE_WHEN_TEMPLATE}"' + _judged_example(example_query),
             f"The {kind} has no description, so it can match only on its name and parameters.",
             "description", kind=kind)
         return
@@ -289,8 +319,7 @@ def _describe_rules(item_id: str, name: str, description: str, kind: str) -> Ite
     if not _USE_WHEN_RE.search(desc):
         yield _finding(
             "missing-use-when", item_id, _truncate(desc, 120),
-            f'Append a sentence naming the situations in callers\' words, e.g. "Use when someone '
-            f'asks to {label}, or says <a request in their own words>."',
+            f'Add a sentence like: "{USE_WHEN_TEMPLATE}"' + _judged_example(example_query),
             "The description has no 'Use when ...' clause naming the caller's situation.",
             "description", kind=kind)
     yield from _repeated_terms(item_id, desc, kind)
@@ -459,13 +488,14 @@ def _schema_rules(tool: Any) -> Iterator[Finding]:
     tid = tool.id
     for side, schema in (("input", tool.input_schema), ("output", tool.output_schema)):
         for key, path, prop in _iter_properties(schema, side):
-            if _VAGUE_PARAM_RE.match(key):
+            # Output keys are the data's own vocabulary (p50, x, y): only inputs are told.
+            if side == "input" and _VAGUE_PARAM_RE.match(key):
                 described = isinstance(prop, Mapping) and isinstance(prop.get("description"), str)
                 yield _finding(
                     "vague-parameter-name", tid, key,
                     f"Rename {key!r} to what it holds (e.g. 'customer_email', 'start_date')"
                     + ("" if described else " and give it a description") + ".",
-                    f"The {side} parameter {key!r} adds no word a caller would type.",
+                    f"The input parameter {key!r} adds no word a caller would type.",
                     path)
             if not isinstance(prop, Mapping):
                 continue
@@ -563,6 +593,17 @@ def _near_duplicates(items: Sequence[Any], texts: Sequence[str], kind: str,
     if not vectors.vocab:
         return
     term_lists = vectors.term_lists
+    spelled: dict[int, dict[str, str]] = {}
+
+    def words(i: int, terms: Iterable[str]) -> list[str]:
+        """The terms as the item spells them (first occurrence); stems only when no word is."""
+        if i not in spelled:
+            spelled[i] = {}
+            for tok in DEFAULT_ANALYZER.tokens(texts[i]):
+                if tok.term is not None:
+                    spelled[i].setdefault(tok.term, tok.word)
+        return [spelled[i].get(t, t) for t in terms]
+
     sims = sparse.triu(vectors.unit @ vectors.unit.T, k=1).tocoo()
     for a, b, sim in sorted(zip(sims.row, sims.col, sims.data, strict=True)):
         if sim < threshold - 1e-9:
@@ -574,11 +615,12 @@ def _near_duplicates(items: Sequence[Any], texts: Sequence[str], kind: str,
         shared = vectors.shared_terms(a, b)
         only_a, only_b = sorted(ta - tb), sorted(tb - ta)
         yield _finding(
-            "near-duplicate", first.id, ", ".join(shared[:15]) + ("…" if len(shared) > 15 else ""),
+            "near-duplicate", first.id,
+            ", ".join(words(a, shared[:15])) + ("…" if len(shared) > 15 else ""),
             f"Make each say what sets it apart (the object, the situation, the result) in words "
-            f"callers use; today only {_fmt_terms(only_a)} vs {_fmt_terms(only_b)} differ. If "
-            f"they do the same thing, merge them.",
-            f"{first.id!r} and {second.id!r} share {len(shared)} of {len(ta | tb)} analysed terms "
+            f"callers use; today only the words {_fmt_terms(words(a, only_a))} vs "
+            f"{_fmt_terms(words(b, only_b))} differ. If they do the same thing, merge them.",
+            f"{first.id!r} and {second.id!r} share {len(shared)} of {plural(len(ta | tb), 'analysed term')} "
             f"(cosine {sim:.2f} over idf-weighted name, description and input-schema terms).",
             "", related=second.id, kind=kind)
 
@@ -638,7 +680,7 @@ def _query_rules(items: Sequence[Any], search_catalog: Any, judgments: Sequence[
                 "unreachable-tool", item.id, " | ".join(_truncate(q, 80) for q in queries[:3]),
                 f"Work the callers' words into the description or a 'Use when ...' sentence: "
                 f"{', '.join(words) if words else '(they already match; reduce overlap with the tools that outrank it)'}.",
-                f"Judged relevant for {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} but "
+                f"Judged relevant for {plural(len(queries), 'query', 'queries')} but "
                 f"in the top {top_k} of none.",
                 "", kind=kind)
         elif not queries and item.id not in retrieved:
@@ -656,7 +698,7 @@ def _query_rules(items: Sequence[Any], search_catalog: Any, judgments: Sequence[
                 "shadowing-tool", x, " | ".join(_truncate(q, 80) for q in queries[:3]),
                 f"Narrow {x!r} to its own situation (what it does that {r!r} does not) and make "
                 f"{r!r} name its callers' words; shared terms: {_fmt_terms(shared, 10)}.",
-                f"{x!r} outranks the relevant {r!r} in {len(queries)} judged queries.",
+                f"{x!r} outranks the relevant {r!r} in {plural(len(queries), 'judged query', 'judged queries')}.",
                 "", related=r, kind=kind)
 
 
@@ -675,19 +717,26 @@ def lint_catalog(catalog: Any, judgments: Sequence[Judgment] | None = None, *,
     unknown = selected - set(RULES)
     if unknown:
         raise QueryError(
-            f"unknown lint rule(s) {', '.join(sorted(unknown))}; valid rules: {', '.join(RULES)}"
+            f"unknown lint {'rule' if len(unknown) == 1 else 'rules'} {', '.join(sorted(unknown))}; "
+            f"valid rules: {', '.join(RULES)}"
         )
     from core.projection import project_skill, tool_parts
 
     tools = list(getattr(catalog, "tools", None) or [])
     skills = list(getattr(catalog, "skills", None) or [])
+    example: dict[str, str] = {}  # item id -> its first judged query, quoted in suggestions
+    for j in judgments or ():
+        for rid in sorted(j.relevant_ids):
+            example.setdefault(rid, j.query)
     findings: list[Finding] = []
     for tool in tools:
-        findings.extend(_describe_rules(tool.id, tool.name, tool.description or "", "tool"))
+        findings.extend(_describe_rules(tool.id, tool.name, tool.description or "", "tool",
+                                        example.get(tool.id)))
         findings.extend(_name_rules(tool.id, tool.name, "tool"))
         findings.extend(_schema_rules(tool))
     for skill in skills:
-        findings.extend(_describe_rules(skill.id, skill.name, skill.description or "", "skill"))
+        findings.extend(_describe_rules(skill.id, skill.name, skill.description or "", "skill",
+                                        example.get(skill.id)))
         findings.extend(_name_rules(skill.id, skill.name, "skill"))
         if not skill.tags:
             words = [w for w in DEFAULT_ANALYZER.analyze(_split_name(skill.name))][:3]
@@ -731,7 +780,7 @@ def format_findings(findings: Sequence[Finding]) -> str:
     lines: list[str] = []
     for f in findings:
         where = f"{f.kind} {f.tool_id}" + (f" ({f.path})" if f.path else "")
-        lines.append(f"{f.severity.upper():7} {f.rule:30} {where}")
+        lines.append(f"{f.severity.upper():7} {f.rule:30} {f.category:7} {where}")
         if f.message:
             lines.append(f"        {f.message}")
         if f.text:
@@ -739,24 +788,24 @@ def format_findings(findings: Sequence[Finding]) -> str:
         lines.append(f"        fix:  {f.suggestion}")
     counts = Counter(f.severity for f in findings)
     lines.append("")
-    lines.append(", ".join(f"{counts.get(s, 0)} {s}{'s' if counts.get(s, 0) != 1 else ''}"
-                           for s in SEVERITIES))
+    lines.append(", ".join(plural(counts.get(v, 0), v, "info" if v == "info" else None)
+                           for v in SEVERITIES))
     return "\n".join(lines)
 
 
 def _cmd_lint(args: argparse.Namespace) -> int:
-    from core.catalog import load_catalog
+    from core.catalog import load_catalog, require_items
     from core.evaluation import load_queries
 
     try:
-        catalog = load_catalog(args.catalog)
+        catalog = require_items(load_catalog(args.catalog), args.catalog)
         judgments = load_queries(args.queries) if args.queries else None
         rules = set(args.rule) if args.rule else set(RULES)
         if args.ignore:
             unknown = set(args.ignore) - set(RULES)
             if unknown:
-                raise QueryError(f"unknown lint rule(s) {', '.join(sorted(unknown))}; valid "
-                                 f"rules: {', '.join(RULES)}")
+                raise QueryError(f"unknown lint {'rule' if len(unknown) == 1 else 'rules'} "
+                                 f"{', '.join(sorted(unknown))}; valid rules: {', '.join(RULES)}")
             rules -= set(args.ignore)
         if args.top_k < 1:
             raise QueryError(f"--top-k must be at least 1, got {args.top_k}")
@@ -781,7 +830,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
 
 def format_rules() -> str:
     """The rule registry as text (``ranklens lint --list-rules``)."""
-    return "\n".join(f"{r.id:30} {r.severity:8} {r.rationale}" for r in RULES.values())
+    return "\n".join(f"{r.id:30} {r.severity:8} {r.category:8} {r.rationale}" for r in RULES.values())
 
 
 class _ListRules(argparse.Action):
@@ -794,8 +843,12 @@ def add_cli(subparsers: Any) -> None:
     """Add ``ranklens lint CATALOG [--queries Q.jsonl] [--fail-on LEVEL] [--json]``."""
     p = subparsers.add_parser(
         "lint",
-        help="find what in tool and skill definitions hurts their ranking",
-        description="Check every definition against rules drawn from how the index works. "
+        help="check tool and skill definitions: what hurts their ranking, and schema hygiene",
+        description="Check every definition against two kinds of rules: 'ranking' rules, drawn "
+        "from how the index works (what a definition gives a query to match), and 'schema' rules "
+        "(untyped properties, no 'required', no 'additionalProperties: false'), which do not "
+        "change the ranking but leave the agent guessing how to call the tool. Each finding "
+        "shows its category. "
         "With --queries, also report tools no judged query reaches and tools that shadow "
         "another. Exit code: 0 no finding at or above the --fail-on severity, 1 at least one "
         "(by default any warning or error), 2 bad input (unreadable catalog or query set, "

@@ -649,12 +649,28 @@ class Transcript:
 
 
 def parse_transcript(data: Any, source: str = "<input>") -> Transcript:
+    """A `Transcript` from JSON data: a list of messages or ``{"messages": [...], ...}``.
+
+    Raises `TranscriptError` naming ``source`` and the fix; a conversation file
+    (``{"system", "turns"}``, what `ranklens cache-sim` replays) is recognised and
+    sent there.
+    """
     if isinstance(data, list):
         return Transcript(data)
     if isinstance(data, Mapping) and isinstance(data.get("messages"), list):
         return Transcript(list(data["messages"]), dict(data))
+    if isinstance(data, Mapping) and "turns" in data:
+        raise TranscriptError(
+            f'{source}: this is a conversation ({{"system", "turns": [{{"user": ...}}]}}), which '
+            "`ranklens cache-sim CATALOG CONVERSATION.json` replays; `recall` takes a transcript: "
+            'a JSON list of messages or {"messages": [...]} in the OpenAI, Anthropic or AI SDK '
+            f"shape. Fix: run `ranklens cache-sim CATALOG {source}`, or pass a transcript such "
+            "as sample_catalogs/conversations/transcript.openai.json"
+        )
     raise TranscriptError(
-        f'{source}: expected a JSON list of messages or an object with a "messages" list'
+        f'{source}: expected a JSON list of messages or an object with a "messages" list. '
+        "Fix: pass a transcript in the OpenAI, Anthropic or AI SDK shape, such as "
+        "sample_catalogs/conversations/transcript.openai.json"
     )
 
 
@@ -721,11 +737,11 @@ def _fail(command: str, err: Exception) -> int:
 def run_recall(args: argparse.Namespace) -> int:
     """`ranklens recall CATALOG TRANSCRIPT.json`."""
     from core.capabilities import CapabilityHost
-    from core.catalog import load_catalog
+    from core.catalog import load_catalog, require_items
 
     try:
         transcript = load_transcript(args.transcript)
-        catalog = load_catalog(args.catalog)
+        catalog = require_items(load_catalog(args.catalog), args.catalog)
         host = CapabilityHost.from_catalog(catalog, method=args.method)
         result = eager_recall(
             host,

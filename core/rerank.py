@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from core.embedding import prefer_passive_openmp
+from core.embedding import prefer_passive_openmp, quiet_transformers
 from core.errors import RerankerError
 
 OnError = Literal["fallback", "raise"]
@@ -121,6 +121,7 @@ class CrossEncoderReranker:
                     f"reranking needs sentence-transformers ({exc}); install it with "
                     "`pip install sentence-transformers`, or turn reranking off"
                 ) from exc
+            quiet_transformers()
             try:
                 model = CrossEncoder(
                     str(self.folder),

@@ -8,6 +8,7 @@ over the same projection text. ``search`` is synchronous and BM25-only;
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -19,7 +20,7 @@ import numpy as np
 
 from core.analysis import DEFAULT_ANALYZER, Analyzer
 from core.bm25 import BM25Index
-from core.catalog import Catalog, Skill, Tool, load_catalog, parse_tool
+from core.catalog import Catalog, Skill, Tool, load_catalog, parse_tool, require_items
 from core.embedding import (
     Embedder,
     EmbeddingCache,
@@ -32,6 +33,7 @@ from core.errors import QueryError
 from core.fusion import reciprocal_rank_fusion
 from core.projection import Part, skill_parts, tool_parts
 from core.rerank import Reranker, run_rerank
+from core.text import did_you_mean
 from core.trace import ORIGINS, Origin, Trace, TraceEvent, TraceHit
 
 METHODS = ("bm25", "semantic", "hybrid")
@@ -74,6 +76,35 @@ def _check_floors(floors: Mapping[str, float] | None) -> dict[str, float]:
             raise QueryError(f"the {arm} floor must be a number, got {value!r}")
         out[arm] = float(value)
     return out
+
+
+def parse_floors(values: Iterable[str] | None, *, bare_arm: str | None = None) -> dict[str, float]:
+    """The ``--floor`` option: ``["bm25=5", "semantic=0.3"]`` -> ``{"bm25": 5.0, "semantic": 0.3}``.
+
+    With ``bare_arm``, a bare number is that arm's floor (``eval --floor 3`` means
+    ``--floor bm25=3``). Raises QueryError naming the bad value and the form to write.
+    """
+    floors: dict[str, float] = {}
+    for value in values or ():
+        arm, sep, number = value.partition("=")
+        if not sep and bare_arm is not None:
+            arm, number = bare_arm, value
+        try:
+            floor = float(number)
+        except ValueError:
+            floor = math.nan
+        if (not sep and bare_arm is None) or not math.isfinite(floor):
+            raise QueryError(
+                f"--floor {value!r}: write ARM=NUMBER, e.g. --floor bm25=5 or --floor semantic=0.35"
+            )
+        arm = arm.strip()
+        if arm not in ARMS:
+            raise QueryError(
+                f"--floor {value!r}: unknown arm {arm!r}{did_you_mean(arm, ARMS)}; valid arms: {', '.join(ARMS)} "
+                "(bm25 raw score, semantic cosine)"
+            )
+        floors[arm] = floor
+    return floors
 
 
 def check_method(method: str) -> str:
@@ -209,8 +240,8 @@ class Explanation:
 
     @property
     def stop_words(self) -> tuple[str, ...]:
-        """Query words dropped as stop words."""
-        return tuple(w.word for w in self.words if w.status == "stop_word")
+        """Query words dropped as stop words, each once, in query order."""
+        return tuple(dict.fromkeys(w.word for w in self.words if w.status == "stop_word"))
 
     @property
     def absent_terms(self) -> tuple[str, ...]:
@@ -365,7 +396,7 @@ class _Catalog(Generic[Item]):
         """Remove an item; raises QueryError naming it when it is not registered."""
         with self._lock:
             if item_id not in self._items:
-                raise QueryError(f"no {self._kind} {item_id!r} is registered")
+                raise self._unknown(item_id)
             del self._items[item_id]
             self._index.remove(item_id)
             if self._vectors.pop(item_id, None) is not None:
@@ -376,7 +407,15 @@ class _Catalog(Generic[Item]):
         try:
             return self._items[item_id]
         except KeyError:
-            raise QueryError(f"no {self._kind} {item_id!r} is registered") from None
+            raise self._unknown(item_id) from None
+
+    def _unknown(self, item_id: str) -> QueryError:
+        """The error for an id that is not registered: the id, the closest ids, the fix."""
+        hint = did_you_mean(str(item_id), self._items)
+        return QueryError(
+            f"no {self._kind} {item_id!r} is registered{hint}. Fix: use an id from the catalog; "
+            f"ids are listed by `ranklens search CATALOG QUERY` and in the catalog file"
+        )
 
     def __contains__(self, item_id: object) -> bool:
         return item_id in self._items
@@ -674,6 +713,9 @@ def catalog_for(
 def open_catalog(
     path: str | Path, *, method: str = "bm25", **options: Any
 ) -> ToolCatalog | SkillCatalog:
-    """Load a catalog file or skills folder and index it (see `catalog_for`)."""
+    """Load a catalog file or skills folder and index it (see `catalog_for`).
+
+    Raises CatalogError when the file has no tools and no skills.
+    """
     check_method(method)
-    return catalog_for(load_catalog(path), method=method, **options)
+    return catalog_for(require_items(load_catalog(path), path), method=method, **options)

@@ -28,6 +28,7 @@ import difflib
 import json
 import math
 import os
+import re
 import tempfile
 import time
 from collections import Counter
@@ -71,6 +72,8 @@ __all__ = [
     "parse_item_json",
     "projection_terms",
     "similarity_matrix",
+    "skill_markdown",
+    "skills_zip",
     "term_diff",
     "with_fields",
 ]
@@ -488,9 +491,14 @@ class Autosave:
         return self.directory / f"{original_hash}.json"
 
     def save(self, session: WhatIfSession) -> Path | None:
-        """Write the session's edits; removes the file when there are none. Returns the path written."""
+        """Write the session's edits. Returns the path written.
+
+        When the working copy equals the original (no edit, or every edit
+        undone or reverted) there is nothing to lose: the file is removed and
+        None returned.
+        """
         path = self.path_for(session.original.content_hash)
-        if not session.history and not session.redo_stack:
+        if not session.changed_ids():
             path.unlink(missing_ok=True)
             return None
         data = {
@@ -592,6 +600,10 @@ class WhatIfSession:
         """Ids re-registered by edits, undo and redo, in order (each re-analysed once)."""
         self.revision = 0
         """Counts changes of the working copy (edit, undo, redo, revert, restore)."""
+        self.touched: tuple[str, ...] = ()
+        """Ids of the items the most recent change (edit, undo, redo, revert, restore)
+        put back into the working copy, the item of the most recent edit first; ``()``
+        before any change. An editor selects ``touched[0]`` after an undo or redo."""
         self._history: list[Edit] = []
         self._redo: list[Edit] = []
         self.judgments: tuple[Judgment, ...] = ()
@@ -760,6 +772,7 @@ class WhatIfSession:
         self._history.append(Edit(kind, item.id, current, item))
         self._redo.clear()
         self._set(item)
+        self.touched = (item.id,)
         return self._changed()
 
     def undo(self) -> WhatIfResult | None:
@@ -769,6 +782,7 @@ class WhatIfSession:
         edit = self._history.pop()
         self._redo.append(edit)
         self._set(edit.before)
+        self.touched = (edit.item_id,)
         return self._changed()
 
     def redo(self) -> WhatIfResult | None:
@@ -778,16 +792,20 @@ class WhatIfSession:
         edit = self._redo.pop()
         self._history.append(edit)
         self._set(edit.after)
+        self.touched = (edit.item_id,)
         return self._changed()
 
     def revert_all(self) -> WhatIfResult | None:
         """Back to the original in one step; the reverted edits can be redone one by one."""
         if not self._history:
             return self._result
+        touched: list[str] = []
         while self._history:
             edit = self._history.pop()
             self._redo.append(edit)
             self._set(edit.before)
+            touched.append(edit.item_id)
+        self.touched = tuple(dict.fromkeys(touched))
         return self._changed()
 
     def restore(self, saved: AutosaveData) -> WhatIfResult | None:
@@ -814,6 +832,7 @@ class WhatIfSession:
             self._history.append(edit)
             self._set(edit.after)
         self._redo = list(saved.undone)
+        self.touched = tuple(dict.fromkeys(e.item_id for e in reversed(saved.applied)))
         return self._changed()
 
     # -- diff and export -------------------------------------------------------
@@ -839,10 +858,27 @@ class WhatIfSession:
         """The terms the working version of an item adds to / removes from the original's projection."""
         return term_diff(self.original_item(item_id), self.item(item_id))
 
+    def export_file(self) -> tuple[str | bytes, str, str]:
+        """The working copy as a file in the format it was loaded in: (content, file name, mime).
+
+        A skills folder (or zip of SKILL.md folders) becomes a zip of
+        ``<skill>/SKILL.md`` folders (`skills_zip`), which the loaders read
+        back to an equal catalog; everything else is text (`export_text`).
+
+        Raises:
+            CatalogError: when that format cannot hold an edit.
+        """
+        if self.original.format == "skills-folder" and not self.working.tools:
+            source = Path(self.original.source or "skills")
+            stem = source.stem if source.suffix else source.name
+            return skills_zip(self.working.skills), f"{stem}.edited.zip", "application/zip"
+        return self.export_text()
+
     def export_text(self) -> tuple[str, str, str]:
         """The working copy in the format it was loaded in: (text, file name, mime type).
 
-        YAML when the original came from a .yaml/.yml file, else JSON.
+        YAML when the original came from a .yaml/.yml file, else JSON (a skills
+        folder as native JSON: use `export_file` for a zip of SKILL.md folders).
 
         Raises:
             CatalogError: when that format cannot hold an edit (e.g. a renamed
@@ -858,6 +894,68 @@ class WhatIfSession:
             return text, f"{stem}.edited{source.suffix}", "application/yaml"
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         return text, f"{stem}.edited.json", "application/json"
+
+
+# --------------------------------------------------------------------------- SKILL.md export
+
+
+def _front_matter_line(key: str, value: str | Sequence[str]) -> str:
+    """One front-matter entry as YAML that `parse_skill_markdown` reads back exactly.
+
+    A string with a line break is written as a JSON string (valid YAML) on one
+    line, so no line of it can be taken for the closing ``---`` fence.
+    """
+    import yaml
+
+    if isinstance(value, str) and ("\n" in value or "\r" in value):
+        return f"{key}: {json.dumps(value)}\n"
+    if not isinstance(value, str) and any("\n" in v or "\r" in v for v in value):
+        return f"{key}:\n" + "".join(f"- {json.dumps(v)}\n" for v in value)
+    data = {key: value if isinstance(value, str) else list(value)}
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=2**31 - 1,
+                          default_flow_style=False)
+
+
+def skill_markdown(skill: Skill) -> str:
+    """A skill as a SKILL.md file: YAML front matter (name, id when it differs, description,
+    tags, tools), then the body. `core.catalog.parse_skill_markdown` reads it back equal."""
+    lines = [_front_matter_line("name", skill.name)]
+    if skill.id != skill.name:
+        lines.append(_front_matter_line("id", skill.id))
+    lines.append(_front_matter_line("description", skill.description))
+    if skill.tags:
+        lines.append(_front_matter_line("tags", skill.tags))
+    if skill.tools:
+        lines.append(_front_matter_line("tools", skill.tools))
+    body = f"\n{skill.body}\n" if skill.body else ""
+    return "---\n" + "".join(lines) + "---\n" + body
+
+
+def _folder_name(skill_id: str, taken: set[str]) -> str:
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", skill_id).strip("._") or "skill"
+    name, n = base, 1
+    while name.lower() in taken:
+        n += 1
+        name = f"{base}-{n}"
+    taken.add(name.lower())
+    return name
+
+
+def skills_zip(skills: Sequence[Skill]) -> bytes:
+    """A zip of ``<skill>/SKILL.md`` folders (one per skill, named after its id), as the
+    loaders read it (`core.catalog.parse_catalog_bytes`). The bytes depend only on the skills."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    taken: set[str] = set()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for skill in skills:
+            info = zipfile.ZipInfo(f"{_folder_name(skill.id, taken)}/SKILL.md", (1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, skill_markdown(skill).encode("utf-8"))
+    return buffer.getvalue()
 
 
 # --------------------------------------------------------------------------- confusability

@@ -99,7 +99,7 @@ def test_widgets_found_by_key() -> None:
     assert at.selectbox(key="compare_method_a").value == "bm25"
     assert at.selectbox(key="compare_method_b").value == "hybrid"
     at.text_area(key="compare_grid_queries")
-    assert at.button_group(key="compare_grid_methods").value == ["bm25", "semantic", "hybrid"]
+    assert at.button_group(key="compare_grid_methods").value == ["bm25"]  # no model load by default
     at.button_group(key="compare_mode").set_value("Two catalog versions").run()
     at.selectbox(key="compare_sample_b")
     at.button(key="compare_load_sample_b")
@@ -162,10 +162,34 @@ def test_pasted_json_error_then_success() -> None:
         '[{"name": "get_user", "description": "Fetch <b>one</b> user & their roles."}]')
     at.button(key="catalog_load_paste").click().run()
     assert not at.error
-    assert at.session_state.catalog_label == "pasted text"
+    assert at.session_state.catalog_label == "pasted JSON"
     projection = at.get("html")[0].value
     assert "Fetch &lt;b&gt;one&lt;/b&gt; user &amp; their roles." in projection
     assert "<b>one</b>" not in projection
+
+
+@pytest.mark.parametrize("text", ["[{'name': 'a', 'description': 'x'}]",
+                                  '[{"name": "a", "description": "x"},]'])
+def test_pasted_json_is_read_strictly(text: str) -> None:
+    """Invalid JSON is refused as JSON, never read as YAML behind the user's back."""
+    at = _app("views/catalog.py")
+    assert at.button_group(key="catalog_paste_format").value == "JSON"
+    at.text_area(key="catalog_paste").set_value(text)
+    at.button(key="catalog_load_paste").click().run()
+    assert "pasted JSON: invalid JSON at line 1" in at.error[0].value
+    assert any("Choose **YAML**" in c.value for c in at.caption)
+    assert at.session_state.catalog_label == "support_billing.json"
+
+
+def test_pasted_yaml_when_chosen() -> None:
+    at = _app("views/catalog.py")
+    at.button_group(key="catalog_paste_format").set_value("YAML").run()
+    at.text_area(key="catalog_paste").set_value("- name: get_user\n  description: Fetch one user.\n")
+    at.button(key="catalog_load_paste").click().run()
+    assert not at.error and not at.exception
+    assert at.session_state.catalog_label == "pasted YAML"
+    assert at.session_state.catalog.tool("get_user").description == "Fetch one user."
+    assert any("read as YAML" in t.proto.body for t in at.get("toast"))
 
 
 def test_selecting_a_tool_shows_projection_terms_and_findings() -> None:
@@ -271,11 +295,11 @@ def test_why_not_this_tool(bm25: ToolCatalog) -> None:
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Rank in these bm25 results"] == "#7"
-    assert metrics["BM25 rank in the whole catalog"] == f"#{bm25.explain(QUERY, 'get_refund').rank + 1}"
+    assert metrics["BM25 rank, whole catalog"] == f"#{bm25.explain(QUERY, 'get_refund').rank + 1}"
     assert metrics["BM25 score"] == f"{bm25.explain(QUERY, 'get_refund').score:.4f}"
     lacking = _frame(at, "term", "query word", "idf")
     assert set(lacking["term"]) == {"duplic", "charg"}  # get_refund has refund and custom only
-    assert "get_refund** lacks 2 query term(s)" in at.warning[0].value
+    assert "get_refund** lacks 2 query terms that tools ranked above it have" in at.warning[0].value
 
 
 def test_playground_hybrid_shows_arm_ranks() -> None:
@@ -444,3 +468,152 @@ def test_a_failing_core_call_shows_an_error_and_other_pages_stay_usable(monkeypa
     at.switch_page("views/catalog.py").run()
     assert not at.exception and not at.error
     assert at.session_state["catalog"] is not None
+
+
+# --------------------------------------------------------------------------- review fixes
+
+
+def test_default_method_is_followed_by_playground_compare_and_evaluation() -> None:
+    """The sidebar's default method seeds each page's method widget and switches it when it
+    changes; in between, a page keeps the method picked on it."""
+    at = _app()
+    assert at.button_group(key="playground_method").value == "bm25"
+    at.button_group(key="playground_method").set_value("semantic").run()
+    at.switch_page("views/catalog.py").run()
+    at.switch_page("views/playground.py").run()
+    assert at.button_group(key="playground_method").value == "semantic", "the page's own pick stays"
+
+    at.sidebar.selectbox(key="sidebar_method").set_value("hybrid").run()
+    assert not at.exception
+    assert at.button_group(key="playground_method").value == "hybrid", "follows a sidebar change"
+
+    at.switch_page("views/compare.py").run()
+    at.button_group(key="compare_mode").set_value("Two catalog versions").run()
+    assert at.selectbox(key="compare_method").value == "hybrid"
+
+    at.switch_page("views/evaluation.py").run()
+    assert at.multiselect(key="eval_methods").value == ["hybrid"]
+    at.sidebar.selectbox(key="sidebar_method").set_value("bm25").run()
+    assert at.multiselect(key="eval_methods").value == ["bm25"]
+    assert "switches them" in at.sidebar.selectbox(key="sidebar_method").help
+
+
+def test_playground_words_skills_as_skills() -> None:
+    at = _app("views/catalog.py")
+    at.selectbox(key="catalog_sample").set_value("skills")
+    at.button(key="catalog_load_sample").click().run()
+    at.switch_page("views/playground.py").run()
+    judged = next(j.query for j in at.session_state.judgments)
+    at.text_input(key="playground_query").set_value(judged).run()
+    captions = " ".join(c.value for c in at.caption)
+    assert "a ticked box marks the skills judged relevant" in captions
+    assert "a skill's BM25 score" in captions
+    assert "tool" not in ui.method_help(at.button_group(key="playground_method").value, "skill")
+    assert any("32 skills" in m.value for m in at.sidebar.markdown)
+
+
+def _reordered_v2(query: str) -> tuple[Catalog, bytes]:
+    """support_billing where the 6th hit for ``query`` says "charge" once more: it moves up to
+    second, and the top 10 holds the same tools."""
+    cat = load_catalog(SAMPLE)
+    sixth = catalog_for(cat).search(query, 10)[5].id
+    tools = [t.model_copy(update={"description": t.description + " charge"})
+             if t.id == sixth else t for t in cat.tools]
+    v2 = Catalog(tools=tools, format="native")
+    return v2, json.dumps(v2.to_data()).encode()
+
+
+def test_compare_versions_same_hits_in_another_order_says_how_many_moved() -> None:
+    v2, raw = _reordered_v2(QUERY)
+    a = catalog_for(load_catalog(SAMPLE)).search(QUERY, 10)
+    b = catalog_for(v2).search(QUERY, 10)
+    assert set(a.ids()) == set(b.ids()) and a.ids() != b.ids()  # precondition of the test
+    at = _app("views/compare.py")
+    at.text_input(key="compare_query").set_value(QUERY).run()
+    at.button_group(key="compare_mode").set_value("Two catalog versions").run()
+    at.file_uploader(key="compare_upload_b").set_value(("v2.json", raw, "application/json")).run()
+    assert not at.exception and not at.error
+    moved = sum(1 for h in b if a.ids().index(h.id) != h.rank)
+    summary = next(c.value for c in at.caption if c.value.startswith("Both sides return"))
+    assert summary == f"Both sides return the same 10 hits, in a different order: {moved} moved (see the move column)."
+    assert ui.same_hits_summary(a, a) == "Both sides return the same 10 hits in the same order."
+
+
+def test_compare_versions_grid_compares_catalog_a_with_b() -> None:
+    _, raw = _v2_bytes()
+    at = _app("views/compare.py")
+    at.button_group(key="compare_mode").set_value("Two catalog versions").run()
+    at.file_uploader(key="compare_upload_b").set_value(("v2.json", raw, "application/json")).run()
+    at.text_area(key="compare_grid_queries").set_value(QUERY).run()
+    assert not at.exception and not at.error
+    grid = at.get("html")[-1].value
+    assert "<th>query</th><th>A: support_billing.json top 3</th><th>B: v2.json top 3</th>" in grid
+    row = grid.split("<tr>")[2]
+    a_cell, b_cell = row.split("<td>")[2:4]
+    assert "create_refund" in a_cell and "create_refund" not in b_cell  # removed in B
+    assert b_cell.count("<li>") == 3
+    assert "the catalog versions disagree on the first hit" in row
+    assert not [b for b in at.get("button_group") if b.key == "compare_grid_methods"]
+
+
+def test_compare_waits_for_a_button_before_loading_the_model() -> None:
+    """B defaults to hybrid: with the model not loaded, nothing loads it until Compare is pressed."""
+    at = _app("views/compare.py", model="local:/nonexistent/model")
+    assert not at.exception and not at.error
+    assert any("about 10 s" in i.value and "hybrid needs the embedding model" in i.value for i in at.info)
+    assert not [d for d in at.dataframe if "in B" in d.value.columns or "move" in d.value.columns]
+    assert at.get("html"), "the bm25 grid needs no model and is drawn at once"
+    at.button(key="compare_run").click().run()
+    assert not at.exception
+    assert any("hybrid is not available" in e.value for e in at.error)
+    assert len([d for d in at.dataframe if "in B" in d.value.columns]) == 1  # side A, in bm25
+
+
+def test_slow_model_load_notice_only_in_the_run_that_loaded_it(monkeypatch) -> None:
+    """The slow-load warning shows where the model was loaded, not in every later session."""
+    import core.search
+    import workbench.services as services
+    from core.embedding import HashingEmbedder
+
+    class SlowOnce(HashingEmbedder):
+        held = False  # whether "the process" holds the model
+
+        @property
+        def loaded(self) -> bool:
+            return SlowOnce.held
+
+        def load(self) -> None:
+            if not SlowOnce.held:
+                SlowOnce.held = True
+                self.load_notice = "loading embedding model slow-once took 9.0 s; slower than 5 s"
+
+        def embed_documents(self, texts, *, progress=None):
+            self.load()
+            return super().embed_documents(texts, progress=progress)
+
+        def embed_query(self, text):
+            self.load()
+            return super().embed_query(text)
+
+    real = services.make_embedder
+
+    def make(spec=None, **options):
+        return SlowOnce(32) if spec == "slow-once" else real(spec, **options)
+
+    monkeypatch.setattr(services, "make_embedder", make)
+    monkeypatch.setattr(core.search, "make_embedder", make)
+
+    def slow_warnings(at: AppTest) -> list[str]:
+        return [w.value for w in at.warning if "slow-once took 9.0 s" in w.value]
+
+    first = _app(model="slow-once")
+    first.button_group(key="playground_method").set_value("semantic").run()
+    assert not first.exception and not first.error
+    assert len(slow_warnings(first)) == 1, "shown in the run that loaded the model"
+    first.text_input(key="playground_query").set_value(QUERY).run()
+    assert slow_warnings(first) == [], "not again in the same session"
+
+    second = _app(model="slow-once")  # another browser session, same app process
+    second.button_group(key="playground_method").set_value("semantic").run()
+    assert not second.exception
+    assert slow_warnings(second) == [], "not in a session that did not load it"

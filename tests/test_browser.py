@@ -94,6 +94,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "TRANSFORMERS_OFFLINE": "1",
         "RANKLENS_CACHE_DIR": str(tmp / "cache"),
         "RANKLENS_CATALOG": str(ROOT / "sample_catalogs" / "support_billing.json"),
+        "RANKLENS_AUTOSAVE_DIR": str(tmp / "autosave"),  # never the user's own autosaves
     }
     log = tmp / "streamlit.log"
     with log.open("w") as out:
@@ -208,7 +209,7 @@ def test_playground_query_renders_ranked_table_and_chart(server: str, page) -> N
     combo.click()
     combo.fill("get_refund")
     page.get_by_role("option", name="get_refund", exact=True).click()
-    warning = page.get_by_text("lacks 2 query term(s)", exact=False)
+    warning = page.get_by_text("lacks 2 query terms", exact=False)
     warning.wait_for(timeout=RUN_TIMEOUT_MS)
     _settle(page)
     _no_exception(page, "playground after picking a tool")
@@ -220,14 +221,83 @@ def test_compare_page_renders_both_sides_and_grid(server: str, page) -> None:
     page.goto(_url(server, "compare"))
     _settle(page)
     _no_exception(page, "compare")
+    # B is hybrid: unless an earlier search loaded the model, the page waits for a click.
+    run = page.locator(".st-key-compare_run button")
+    if run.count():
+        assert page.get_by_text("about 10 s", exact=False).count() >= 1
+        run.click()
+        page.locator('[data-testid="stDataFrame"]').nth(1).wait_for(timeout=RUN_TIMEOUT_MS)
+        _settle(page)
+        _no_exception(page, "compare after pressing Compare")
     frames = page.locator('[data-testid="stDataFrame"]')
     assert frames.count() == 2  # side A, side B
     assert "create_ticket" in frames.nth(0).locator("table").inner_text()
     grid = page.locator(".st-key-compare_grid table.rl-grid")
     headers = grid.locator("th").all_inner_texts()
-    assert headers == ["query", "bm25 top 3", "semantic top 3", "hybrid top 3"]
+    assert headers == ["query", "bm25 top 3"]  # semantic and hybrid only when asked for
     assert grid.locator("tbody tr").count() == 6  # the first six judged queries
     assert "create_ticket" in grid.locator("tbody tr").first.inner_text()
+    _shoot(page, "compare-after-run")
+
+
+def _pick(page, key: str, option: str) -> None:
+    combo = page.locator(f'.st-key-{key} input[role="combobox"]')
+    combo.click()
+    combo.fill(option)
+    page.get_by_role("option", name=option, exact=True).click()
+    _settle(page)
+
+
+def _nav(page, title: str) -> None:
+    page.locator('[data-testid="stSidebarNav"] a', has_text=title).first.click()
+    page.locator('[data-testid="stMainBlockContainer"] h1', has_text=title).wait_for(
+        timeout=RUN_TIMEOUT_MS)
+    _settle(page)
+
+
+def test_editor_undo_redo_keeps_the_edited_tool_and_json_errors_keep_the_tab(server: str, page) -> None:
+    """The review's path: edit list_refunds, leave the page, come back, Undo, Redo. The tool to
+    edit stays list_refunds (it used to jump to the first tool). A failed Apply JSON keeps the
+    JSON tab open with the error above the text."""
+    page.goto(_url(server, "editor"))
+    _settle(page)
+    discard = page.locator(".st-key-editor_discard_autosave button")
+    if discard.count():  # an autosave of an earlier run of this test
+        discard.click()
+        _settle(page)
+    _pick(page, "editor_tool_select", "list_refunds")
+    area = page.locator(".st-key-editor_description textarea")
+    area.fill(area.input_value() + " Refund a duplicate charge.")
+    area.blur()
+    page.locator(".st-key-editor_apply button").click()
+    page.get_by_text("1 edit applied", exact=False).wait_for(timeout=RUN_TIMEOUT_MS)
+    _settle(page)
+    _nav(page, "Evaluation")
+    _nav(page, "What-if editor")
+    for button, status in (("editor_undo", "0 edits applied"), ("editor_redo", "1 edit applied")):
+        page.locator(f".st-key-{button} button").click()
+        page.get_by_text(status, exact=False).wait_for(timeout=RUN_TIMEOUT_MS)
+        _settle(page)
+        _no_exception(page, f"editor after {button}")
+        picked = page.locator('.st-key-editor_tool_select input[role="combobox"]').input_value()
+        assert picked == "list_refunds", f"after {button} the editor shows {picked!r}"
+        assert page.get_by_text("Indexed words of list_refunds", exact=False).count() == 1
+    _shoot(page, "editor-after-redo")
+
+    json_tab = page.get_by_role("tab", name="JSON")
+    json_tab.click()
+    _settle(page)
+    box = page.locator(".st-key-editor_json textarea")
+    box.fill('{"id": "list_refunds", "name": ')
+    box.blur()
+    page.locator(".st-key-editor_apply_json button").click()
+    page.get_by_text("invalid JSON at line 1", exact=False).wait_for(timeout=RUN_TIMEOUT_MS)
+    _settle(page)
+    assert json_tab.get_attribute("aria-selected") == "true", "the JSON tab stays open"
+    assert page.get_by_text("invalid JSON at line 1", exact=False).first.is_visible()
+    _shoot(page, "editor-json-error")
+    page.get_by_role("button", name="Revert all").click()  # leave no autosave behind
+    _settle(page)
 
 
 def test_catalog_row_click_inspects_that_tool(server: str, page) -> None:

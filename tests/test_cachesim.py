@@ -359,3 +359,28 @@ def test_cli_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str
     bad.write_text("[]")
     assert run_cli(["cache-sim", str(SAMPLE_CATALOG), str(bad)]) == 2
     assert "not a conversation" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["transcript.openai.json", "transcript.anthropic.json",
+                                  "transcript.ai-sdk.json"])
+def test_a_transcript_is_sent_to_recall(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads((CONVERSATIONS / name).read_text())
+    with pytest.raises(TranscriptError) as info:
+        parse_conversation(data, name)
+    message = str(info.value)
+    assert f"{name}: this is a transcript" in message and "Extra inputs" not in message
+    assert f"`ranklens recall CATALOG {name}`" in message
+    assert "sample_catalogs/conversations/workday.conversation.json" in message
+    # the bare list of messages too
+    messages = data["messages"] if isinstance(data, dict) else data
+    with pytest.raises(TranscriptError, match="this is a transcript"):
+        parse_conversation(messages, name)
+    assert run_cli(["cache-sim", str(SAMPLE_CATALOG), str(CONVERSATIONS / name)]) == 2
+    assert "ranklens recall CATALOG" in capsys.readouterr().err
+
+
+def test_cache_sim_refuses_an_empty_catalog(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"tools": []}')
+    assert run_cli(["cache-sim", str(empty), str(SAMPLE_CONVERSATION)]) == 2
+    assert "empty.json has no tools or skills" in capsys.readouterr().err

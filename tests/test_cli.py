@@ -72,6 +72,51 @@ def test_bad_input_exits_2_with_a_message(catalog_path, tmp_path, capsys):
     assert "no_such_tool" in capsys.readouterr().err
 
 
+def test_explain_an_unknown_id_suggests_the_closest_and_the_fix(catalog_path, capsys):
+    assert main(["explain", str(catalog_path), "x", "send_emial"]) == 2
+    err = capsys.readouterr().err
+    assert "no tool 'send_emial' is registered (did you mean 'send_email'?)" in err
+    assert "`ranklens search CATALOG QUERY`" in err and "catalog file" in err
+
+
+def test_explain_lists_each_stop_word_once_and_absent_words_as_typed(catalog_path, capsys):
+    assert main(["explain", str(catalog_path), "in that the financial is in the final files",
+                 "read_file"]) == 0
+    out = capsys.readouterr().out
+    assert "dropped as stop words: in, that, the, is\n" in out
+    assert "in no tool of the catalog: financial (→ financi), final\n" in out
+
+
+def test_top_k_zero_and_negative(catalog_path, capsys):
+    assert main(["search", str(catalog_path), "files", "--top-k", "0"]) == 0
+    assert capsys.readouterr().out == "No results: top-k is 0: nothing asked for.\n"
+    assert main(["search", str(catalog_path), "files", "--top-k", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["reason"] == "top-k is 0: nothing asked for"
+    with pytest.raises(SystemExit) as info:
+        main(["search", str(catalog_path), "files", "--top-k", "-1"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "ranklens search: error: --top-k must be >= 0" in err
+    assert err.startswith("usage: ranklens search ")  # the subcommand's usage, not the top level
+
+
+@pytest.mark.parametrize("content", ["[]", '{"tools": [], "skills": []}'])
+def test_an_empty_catalog_is_refused(tmp_path, capsys, content):
+    empty = tmp_path / "empty.json"
+    empty.write_text(content)
+    for argv in (["search", str(empty), "files"], ["explain", str(empty), "files", "x"],
+                 ["run", str(empty), str(empty)]):
+        assert main(argv) == 2
+        assert f"{empty} has no tools or skills" in capsys.readouterr().err
+
+
+def test_compare_help_prints_one_percent_sign(capsys):
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "95% interval" in out and "%%" not in out
+
+
 def test_output_is_byte_identical_across_hash_seeds(catalog_path):
     outputs = set()
     for seed in ("0", "1", "12345"):

@@ -838,3 +838,205 @@ def test_bench_quality_runs_all_three_methods_by_default(monkeypatch, tmp_path, 
     assert quality.main(["--data", str(tmp_path), "--methods", "bm25"]) == 0
     assert asked == [["bm25", "semantic", "hybrid"], ["bm25"]]
     assert "ranklens hybrid" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- judged ids vs the catalog
+
+
+def _real_catalog(tmp_path: Path, skills: bool = False) -> Path:
+    cat = tmp_path / "cat.json"
+    data: dict = {"tools": [
+        {"id": "refund_order", "name": "refund_order",
+         "description": "Refund a customer's order. Use when a customer asks for money back."},
+        {"id": "track_shipment", "name": "track_shipment",
+         "description": "Where a parcel is now. Use when a customer asks where an order is."},
+        {"id": "cancel_order", "name": "cancel_order",
+         "description": "Cancel an order before it ships. Use when a customer changes their mind."},
+    ]}
+    if skills:
+        data["skills"] = [{"name": "returns-policy", "description": "How returns work."}]
+    cat.write_text(json.dumps(data))
+    return cat
+
+
+def test_unknown_relevant_ids_and_their_message():
+    judgments = ev.parse_queries_text(
+        '{"query": "money back", "relevant": ["refund_ordr"]}\n'
+        '{"query": "where is it", "relevant": {"track_shipment": 1, "nope": 0}}\n'
+        '{"query": "refund again", "relevant": ["refund_ordr"]}\n'
+        '{"query": "nothing fits", "relevant": []}\n'
+        '{"query": "stop it", "relevant": ["cancel_order", "refund_order"]}\n', "q.jsonl")
+    known = {"refund_order", "track_shipment", "cancel_order"}
+    unknown = ev.unknown_relevant_ids(judgments, known)
+    # every judged id counts, grade 0 included; only queries with an unknown id appear
+    assert unknown == {"money back": ["refund_ordr"], "where is it": ["nope"],
+                       "refund again": ["refund_ordr"]}
+    assert ev.unknown_relevant_ids(judgments, known | {"refund_ordr", "nope"}) == {}
+    message = ev.describe_unknown(unknown, known, judgments, source="q.jsonl")
+    assert message.startswith("the query set does not match this catalog: 2 judged tool ids are not in it\n")
+    assert "  q.jsonl:1 (also line 3): unknown tool 'refund_ordr' (did you mean 'refund_order'?)\n" in message
+    assert "  q.jsonl:2: unknown tool 'nope'\n" in message
+    single = {"money back": ["refund_ordr"]}
+    assert ev.describe_unknown(single, known, judgments, source="q.jsonl", catalog="cat.json") == (
+        "q.jsonl:1: unknown tool 'refund_ordr' (did you mean 'refund_order'?) — the query set "
+        "does not match cat.json. Fix: correct the ids (a catalog's ids are in its file and in "
+        "the output of `ranklens search CATALOG QUERY`), or pass the query set written for this catalog")
+    # judgments built in code have no line: the query is named instead
+    built = [Judgment("money back", {"refund_ordr": 1.0}), Judgment("x", {"refund_order": 1.0}),
+             Judgment("y", {"track_shipment": 1.0})]
+    assert ev.describe_unknown(ev.unknown_relevant_ids(built, known), known, built).startswith(
+        "query 'money back': unknown tool 'refund_ordr' (did you mean 'refund_order'?)")
+    assert ev.describe_unknown({}, known) == ""
+    with pytest.raises(QueryError, match="does not match"):
+        ev.check_judgments(judgments, known, source="q.jsonl")
+    ev.check_judgments(judgments[3:], known)  # nothing unknown there
+
+
+def test_a_query_set_for_another_catalog_is_called_that():
+    judgments = [Judgment(f"q{i}", {f"other_{i}": 1.0}) for i in range(4)] + [
+        Judgment("q9", {"refund_order": 1.0})]
+    message = ev.describe_unknown(ev.unknown_relevant_ids(judgments, {"refund_order"}),
+                                  {"refund_order"}, judgments, source="q.jsonl", catalog="cat.json")
+    assert message.startswith("q.jsonl: 4 of 5 judged tool ids are not in cat.json (e.g. "
+                              "'other_0', 'other_1', 'other_2', …): the query set is probably for "
+                              "another catalog.")
+
+
+def test_cli_eval_and_compare_refuse_unknown_judged_ids(tmp_path, capsys):
+    cat = _real_catalog(tmp_path)
+    q = _write(tmp_path, ['{"query": "money back please", "relevant": ["refund_order"]}',
+                          '{"query": "where is my parcel", "relevant": ["track_shipment"]}',
+                          '{"query": "stop my order", "relevant": ["cancel_ordr"]}'])
+    assert _cli(["eval", str(cat), str(q)]) == 2
+    err = capsys.readouterr().err
+    assert (f"ranklens eval: error: {q}:3: unknown tool 'cancel_ordr' (did you mean "
+            f"'cancel_order'?) — the query set does not match {cat}") in err
+    assert _cli(["compare", str(q), str(cat), str(cat) + "x"]) == 2  # checked before the 2nd
+    assert f"{q}:3: unknown tool 'cancel_ordr'" in capsys.readouterr().err
+    assert _cli(["eval", str(cat), str(q), "--jobs", "2"]) == 2
+
+
+def test_cli_eval_skills_on_a_catalog_without_skills(tmp_path, capsys):
+    cat = _real_catalog(tmp_path)
+    q = _write(tmp_path, ['{"query": "money back please", "relevant": ["refund_order"]}'])
+    assert _cli(["eval", str(cat), str(q), "--skills"]) == 2
+    assert f"{cat} has no skills, so --skills has nothing to rank. Fix: drop --skills to rank its 3 tools" in (
+        capsys.readouterr().err)
+    # a query set naming the catalog's skills, ranked as tools: the hint says --skills
+    cat = _real_catalog(tmp_path, skills=True)
+    q = _write(tmp_path, ['{"query": "how do returns work", "relevant": ["returns-policy"]}'])
+    assert _cli(["eval", str(cat), str(q)]) == 2
+    assert "Those ids are the catalog's skills: pass --skills." in capsys.readouterr().err
+    assert _cli(["eval", str(cat), str(q), "--skills"]) == 0
+
+
+def test_cli_eval_refuses_an_empty_catalog(tmp_path, capsys):
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    q = _write(tmp_path, ['{"query": "x", "relevant": []}'])
+    assert _cli(["eval", str(empty), str(q)]) == 2
+    assert f"{empty} has no tools or skills" in capsys.readouterr().err
+
+
+def test_parse_config_checks_the_method_first(tmp_path, monkeypatch):
+    with pytest.raises(QueryError) as info:
+        parse_config("bm52:cat.json")
+    assert str(info.value) == ("unknown method 'bm52' in --config 'bm52:cat.json'; valid: bm25, "
+                               "semantic, hybrid, run")
+    with pytest.raises(QueryError, match="unknown method 'hybird'"):
+        parse_config("v2=hybird@0.5:cat.json")
+    # a file whose name holds a colon is still a path; so is a drive letter
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "v1:cat.json").write_text("[]")
+    assert parse_config("v1:cat.json") == ev.ConfigSpec("bm25:v1:cat.json", "bm25", "v1:cat.json")
+    assert parse_config("C:/cat.json").source == "C:/cat.json"
+
+
+def test_cli_compare_unknown_method_exits_2(fake_loader, qfile, capsys):
+    assert _cli(["compare", str(qfile), "--config", "bm52:good.json", "--config", "bm25:bad.json"]) == 2
+    assert "unknown method 'bm52' in --config 'bm52:good.json'; valid: bm25, semantic, hybrid, run" in (
+        capsys.readouterr().err)
+
+
+# --------------------------------------------------------------------------- score-scale metrics
+
+
+def test_no_tool_margin_has_no_delta_across_methods():
+    other = {**RUN, "q3": [("z", 0.2)]}
+    cmp = compare({"a": RUN, "b": other}, JUDGMENTS, ["hit@1", "no_tool_margin"], ks=KS,
+                  methods={"a": "bm25", "b": "hybrid"})
+    d = cmp.delta("b", "no_tool_margin")
+    assert (d.delta, d.ci_low, d.ci_high, d.significant, d.comparable) == (None, None, None, False, False)
+    assert d.note == "different score scales" and d.value != d.baseline
+    assert d.to_dict()["delta"] is None and d.to_dict()["note"] == "different score scales"
+    assert cmp.delta("b", "hit@1").delta == 0.0  # rank-based metrics are still compared
+    assert "no_tool_margin     4.000    4.800      n/a  (different score scales)" in ev.format_comparison(cmp)
+    # never gating, whatever the threshold
+    assert ev.check_deltas(cmp, {"no_tool_margin": 100.0}, fail_on_regression=True) == []
+    # same method: compared as before (and gated)
+    same = compare({"a": RUN, "b": other}, JUDGMENTS, ["no_tool_margin"], ks=KS, n_boot=0,
+                   methods={"a": "bm25", "b": "bm25"})
+    assert same.delta("b", "no_tool_margin").delta == pytest.approx(0.8)
+    assert ev.check_deltas(same, {"no_tool_margin": 1.0}) != []
+    # a method not known (a bare run file) is not assumed to match
+    unknown = compare({"a": RUN, "b": other}, JUDGMENTS, ["no_tool_margin"], ks=KS,
+                      methods={"a": "bm25", "b": None})
+    assert unknown.delta("b", "no_tool_margin").note == "unknown score scale"
+    # without methods every delta is computed (the caller vouches for the scales)
+    assert compare({"a": RUN, "b": other}, JUDGMENTS, ["no_tool_margin"], ks=KS).delta(
+        "b", "no_tool_margin").delta == pytest.approx(0.8)
+    assert ev.SCORE_SCALE_METRICS == ("no_tool_margin",)
+
+
+def test_cli_compare_marks_no_tool_margin_across_methods(fake_loader, qfile, tmp_path, capsys):
+    assert _cli(["compare", str(qfile), "--config", "bm25:bad.json", "--config", "hybrid:good.json",
+                 "--json", "--fail-on-regression", "--fail-under", "no_tool_margin=5"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    margin = next(d for d in data["deltas"] if d["metric"] == "no_tool_margin")
+    assert margin["delta"] is None and margin["ci_low"] is None and margin["significant"] is False
+    assert margin["note"] == "different score scales" and data["failures"] == []
+    # a saved run carries its method: bm25 vs a bm25 run is compared
+    run_out = tmp_path / "r.json"
+    assert _cli(["eval", "bad.json", str(qfile), "--run-out", str(run_out)]) == 0
+    capsys.readouterr()
+    assert _cli(["compare", str(qfile), "good.json", f"run:{run_out}", "--json"]) == 0
+    margin = next(d for d in json.loads(capsys.readouterr().out)["deltas"]
+                  if d["metric"] == "no_tool_margin")
+    assert margin["delta"] is not None and margin["note"] == ""
+
+
+# --------------------------------------------------------------------------- --floor
+
+
+def test_cli_eval_floor_takes_arm_equals_score_and_a_bare_number(tmp_path, capsys):
+    cat = _real_catalog(tmp_path)
+    q = _write(tmp_path, ['{"query": "money back please", "relevant": ["refund_order"]}',
+                          '{"query": "customer order", "relevant": []}'])
+    outputs = []
+    for floor in ("bm25=99", "99"):
+        assert _cli(["eval", str(cat), str(q), "--floor", floor, "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert data["config"]["floors"] == {"bm25": 99.0}
+        outputs.append(data["metrics"])
+    assert outputs[0] == outputs[1] and outputs[0]["no_tool@floor"] == 1.0
+    assert _cli(["eval", str(cat), str(q), "--floor", "bm25=99"]) == 0
+    assert "· floor bm25=99" in capsys.readouterr().out
+    for floor, message in (("bm25", "write ARM=NUMBER"), ("bm52=1", "unknown arm 'bm52'"),
+                           ("semantic=0.3", "changes nothing with --method bm25")):
+        assert _cli(["eval", str(cat), str(q), "--floor", floor]) == 2, floor
+        assert message in capsys.readouterr().err, floor
+
+
+def test_eval_floors_by_method():
+    assert ev.parse_eval_floors(["2"], "bm25") == {"bm25": 2.0}
+    assert ev.parse_eval_floors(["bm25=2", "semantic=0.3"], "hybrid") == {"bm25": 2.0, "semantic": 0.3}
+    with pytest.raises(QueryError, match="a bare number is the BM25 floor"):
+        ev.parse_eval_floors(["0.3"], "semantic")
+    with pytest.raises(QueryError, match="changes nothing with --method semantic"):
+        ev.parse_eval_floors(["bm25=2"], "semantic")
+
+
+def test_format_report_counts_in_the_singular():
+    report = evaluate({"q1": [("a", 1.0)]}, [Judgment("q1", {"b": 1.0})], (1,))
+    text = ev.format_report(report)
+    assert "1 query (1 with a right tool, 0 no-tool)" in text and "worst 1 query (by" in text

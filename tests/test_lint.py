@@ -207,11 +207,54 @@ def test_anemic_counts_words():
 @pytest.mark.parametrize(
     "clause",
     ["Use when a customer asks.", "Use this tool when asked.", "Call it if asked.",
-     "Useful for refunds.", "Use this to refund."],
+     "Useful for refunds.", "Use this to refund.",
+     # a sentence opening with Use/Call/Invoke and a situation word
+     "Use before answering a billing question.", "Use before promising a refund date.",
+     "Use only after verifying the customer's identity.", "Use to undo a duplicate charge.",
+     "Call after a payment fails.", "Invoke whenever the card was charged twice.",
+     "Use for disputed charges.", "Use if the order was never delivered."],
 )
 def test_use_when_variants_are_accepted(clause):
     desc = "Give a customer their money back for part or all of an order. " + clause
     assert "missing-use-when" not in rules_of(lint_catalog(Catalog(tools=[refund(description=desc)])))
+
+
+def test_use_only_counts_at_the_start_of_a_sentence():
+    # "use to" / "use only" inside a sentence is not a clause about the caller's situation
+    desc = "Give a customer the money back that they were able to use only once for an order."
+    assert "missing-use-when" in rules_of(lint_catalog(Catalog(tools=[refund(description=desc)])))
+
+
+def test_use_when_suggestion_is_a_template_not_built_from_the_id(tmp_path):
+    catalog = Catalog(tools=[refund(id="do_search", name="do_search",
+                                    description="Give a customer their money back for an order.")])
+    f = next(f for f in lint_catalog(catalog) if f.rule == "missing-use-when")
+    assert f.suggestion == 'Add a sentence like: "Use when <the situation a caller is in, in their words>."'
+    assert "do search" not in f.suggestion
+    # with a query set, one judged query for the tool is quoted
+    judgments = [Judgment("I was charged twice", {"do_search": 1.0}),
+                 Judgment("where is my parcel", {"other": 1.0})]
+    f = next(f for f in lint_catalog(catalog, judgments) if f.rule == "missing-use-when")
+    assert f.suggestion.endswith('A judged query for it: "I was charged twice".')
+    f = next(f for f in lint_catalog(Catalog(tools=[refund(description="")]), judgments)
+             if f.rule == "missing-description")
+    assert "<the situation a caller is in" in f.suggestion and "refund order" not in f.suggestion
+
+
+def test_rules_have_a_category_shown_in_findings_table_and_rule_list():
+    schema = {r.id for r in RULES.values() if r.category == "schema"}
+    assert schema == {"untyped-property", "missing-required", "missing-additional-properties"}
+    assert {r.category for r in RULES.values()} == {"ranking", "schema"}
+    # non-string-enum changes what the projection indexes: a ranking rule
+    assert RULES["non-string-enum"].category == "ranking"
+    catalog, _ = TRIGGERS["missing-required"]
+    f = next(f for f in lint_catalog(catalog) if f.rule == "missing-required")
+    assert f.category == "schema" and f.to_dict()["category"] == "schema"
+    text = lint.format_findings([f])
+    assert "WARNING missing-required               schema  tool refund_order" in text
+    assert text.endswith("0 errors, 1 warning, 0 info")  # not "infos"
+    assert Finding("r", "warning", "a", "", "").category == "ranking"  # unknown rule
+    assert "missing-required               warning  schema" in lint.format_rules()
 
 
 def test_repeated_term_threshold_and_text():
@@ -274,8 +317,9 @@ def test_near_duplicate_lists_shared_terms_once_per_pair():
     shared = f.text.rstrip("…").split(", ")
     assert {"money", "refund", "order"} <= set(shared) and len(shared) == 15  # first 15 shown
     assert "share 19 of 22 analysed terms" in f.message
-    # what still differs: the name terms ("order" is in both descriptions); 19 + 1 + 2 = 22
-    assert "only [refund_ord] vs [purchas, refund_purchas] differ" in f.suggestion
+    # what still differs: the name terms ("order" is in both descriptions); 19 + 1 + 2 = 22,
+    # shown as the definitions spell them, not as stems (refund_ord, purchas)
+    assert "only the words [refund_order] vs [purchase, refund_purchase] differ" in f.suggestion
 
 
 def test_kebab_and_dotted_messages_explain_the_split():
@@ -337,9 +381,13 @@ def test_schema_rules_recurse_into_nested_and_items():
     assert ("non-string-enum", "input.properties.lines.items.properties.kind.enum") in paths
     f = next(f for f in findings if f.rule == "non-string-enum")
     assert f.text == "[1]"
-    # output schemas are checked for names and types too, not for required/additionalProperties
-    out = refund(output_schema={"type": "object", "properties": {"x": {"type": "string"}}})
-    assert rules_of(lint_catalog(Catalog(tools=[out]))) == {"vague-parameter-name"}
+    # output schemas are checked for types, not for names (p50, x are the data's own
+    # vocabulary) nor for required/additionalProperties
+    out = refund(output_schema={"type": "object", "properties": {"x": {"type": "string"},
+                                                                 "p50": {"type": "number"}}})
+    assert rules_of(lint_catalog(Catalog(tools=[out]))) == set()
+    out = refund(output_schema={"type": "object", "properties": {"x": {}}})
+    assert rules_of(lint_catalog(Catalog(tools=[out]))) == {"untyped-property"}
 
 
 def test_typed_by_ref_or_anyof_is_not_untyped():
@@ -523,8 +571,9 @@ def test_cli_json_rule_ignore_and_queries(tmp_path, capsys):
     assert _keys_sorted(data)
     assert data["exit_code"] == 1 and data["counts"]["warning"] == 2
     assert {f["rule"] for f in data["findings"]} == {"anemic-description", "missing-use-when"}
-    assert set(data["findings"][0]) == {"rule", "severity", "kind", "tool_id", "path", "text",
-                                        "message", "suggestion", "related"}
+    assert set(data["findings"][0]) == {"rule", "severity", "category", "kind", "tool_id", "path",
+                                        "text", "message", "suggestion", "related"}
+    assert data["findings"][0]["category"] == "ranking"
     assert _cli(["lint", str(path), "--ignore", "anemic-description",
                  "--ignore", "missing-use-when"]) == 0
     capsys.readouterr()
@@ -547,3 +596,16 @@ def test_cli_input_errors(tmp_path, capsys):
         _cli(["lint", "--list-rules"])
     assert info.value.code == 0
     assert "missing-use-when" in capsys.readouterr().out
+
+
+def test_cli_refuses_an_empty_catalog(tmp_path, capsys):
+    assert _cli(["lint", str(_catalog_file(tmp_path, []))]) == 2
+    assert "cat.json has no tools or skills" in capsys.readouterr().err
+    assert lint_catalog(Catalog()) == []  # the library still accepts one
+
+
+def test_unknown_rule_message_is_singular_for_one_rule():
+    with pytest.raises(lint.QueryError, match="unknown lint rule nope;"):
+        lint_catalog(Catalog(), rules=["nope"])
+    with pytest.raises(lint.QueryError, match="unknown lint rules a, b;"):
+        lint_catalog(Catalog(), rules=["a", "b"])

@@ -424,3 +424,25 @@ def test_cli_recall_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "role 'system' is not valid" in capsys.readouterr().err
     assert run_cli(["recall", str(tmp_path / "nocatalog.json"), str(CONVERSATIONS / "transcript.openai.json")]) == 2
     assert "ranklens recall: error:" in capsys.readouterr().err
+
+
+def test_a_conversation_file_is_sent_to_cache_sim(capsys: pytest.CaptureFixture[str]) -> None:
+    conversation = json.loads((CONVERSATIONS / "workday.conversation.json").read_text())
+    with pytest.raises(TranscriptError) as info:
+        parse_transcript(conversation, "workday.conversation.json")
+    message = str(info.value)
+    assert "workday.conversation.json: this is a conversation" in message
+    assert "`ranklens cache-sim CATALOG workday.conversation.json`" in message
+    assert "sample_catalogs/conversations/transcript.openai.json" in message
+    # an unknown shape names a transcript to copy too
+    with pytest.raises(TranscriptError, match="such as sample_catalogs/conversations/transcript"):
+        parse_transcript({"msgs": []})
+    assert run_cli(["recall", str(SAMPLE_CATALOG), str(CONVERSATIONS / "workday.conversation.json")]) == 2
+    assert "ranklens cache-sim CATALOG" in capsys.readouterr().err
+
+
+def test_recall_refuses_an_empty_catalog(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    assert run_cli(["recall", str(empty), str(CONVERSATIONS / "transcript.openai.json")]) == 2
+    assert "empty.json has no tools or skills" in capsys.readouterr().err

@@ -109,3 +109,33 @@ def test_skill_catalog_indexes_tags_not_body():
     cat = SkillCatalog(skills)
     assert [h.id for h in cat.search("calendar", 5)] == ["plan"]
     assert [h.id for h in cat.search("email", 5)] == ["triage"]
+
+
+def test_get_an_unknown_id_names_it_with_the_closest_and_the_fix():
+    catalog = ToolCatalog([Tool(id="create_refund", name="create_refund", description="Refund."),
+                           Tool(id="get_invoice", name="get_invoice", description="An invoice.")])
+    with pytest.raises(QueryError) as info:
+        catalog.get("create_refnd")
+    message = str(info.value)
+    assert "no tool 'create_refnd' is registered (did you mean 'create_refund'?)" in message
+    assert "ranklens search CATALOG" in message
+    with pytest.raises(QueryError, match=r"'zzz' is registered\. Fix:"):  # nothing close: no guess
+        catalog.explain("refund", "zzz")
+
+
+def test_stop_words_are_listed_once_in_query_order():
+    catalog = ToolCatalog([Tool(id="a", name="a", description="a report")])
+    assert catalog.explain("in that the report is in the", "a").stop_words == ("in", "that", "the", "is")
+
+
+def test_parse_floors_forms():
+    from core.search import parse_floors
+
+    assert parse_floors(["bm25=5", "semantic=0.3"]) == {"bm25": 5.0, "semantic": 0.3}
+    assert parse_floors(None) == {}
+    assert parse_floors(["3"], bare_arm="bm25") == {"bm25": 3.0}
+    for bad in (["3"], ["bm25"], ["bm25=x"], ["bm25=nan"]):
+        with pytest.raises(QueryError, match="write ARM=NUMBER"):
+            parse_floors(bad)
+    with pytest.raises(QueryError, match="unknown arm 'bm52' \\(did you mean 'bm25'\\?\\)"):
+        parse_floors(["bm52=3"])

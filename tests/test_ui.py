@@ -191,3 +191,52 @@ def test_catalog_diff() -> None:
         {"kind": "tool", "id": "y", "change": "removed in B"},
     ]
     assert ui.catalog_diff(a, a).empty
+
+
+# --------------------------------------------------------------------------- wording
+
+
+@pytest.mark.parametrize(("n", "word", "expected"), [
+    (0, "tool", "0 tools"), (1, "tool", "1 tool"), (2, "skill", "2 skills"),
+    (1, "query", "1 query"), (3, "query", "3 queries"), (2, "day", "2 days"),
+    (2, "match", "2 matches"), (1200, "query term", "1,200 query terms"),
+    (2, "analysis", "2 analyses"),
+])
+def test_plural(n: int, word: str, expected: str) -> None:
+    many = "analyses" if word == "analysis" else None
+    assert ui.plural(n, word, many) == expected
+
+
+def test_verb_and_worded_texts() -> None:
+    assert f"1 tool {ui.verb(1, 'differs', 'differ')}" == "1 tool differs"
+    assert f"2 tools {ui.verb(2, 'differs', 'differ')}" == "2 tools differ"
+    for method in ui.METHOD_HELP:
+        assert "tool" not in ui.method_help(method, "skill")
+        assert "{" not in ui.method_help(method, "tool")
+    assert "a skill's BM25 score" in ui.worded(ui.CONTRIBUTION_HELP, "skill")
+    assert "no tool's text" in ui.worded(ui.ABSENT_HELP)
+
+
+def test_saved_time_is_readable_local_time() -> None:
+    from datetime import UTC, datetime
+
+    text = ui.saved_time("2026-03-04T05:06:07+00:00")
+    local = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC).astimezone()
+    assert text.startswith(f"{local.day} {local:%b %Y, %H:%M}")
+    assert "+00:00" not in text and "T05" not in text
+    assert ui.saved_time("not a time") == "not a time"
+
+
+def test_same_hits_summary() -> None:
+    a = _result("x", "y", "z")
+    assert ui.same_hits_summary(a, a) == "Both sides return the same 3 hits in the same order."
+    assert ui.same_hits_summary(a, _result("y", "x", "z")) == (
+        "Both sides return the same 3 hits, in a different order: 2 moved (see the move column).")
+    one = _result("x")
+    assert ui.same_hits_summary(one, one) == "Both sides return the same 1 hit in the same order."
+
+
+def test_grid_html_names_what_disagrees() -> None:
+    cells = {"q": {"A": _result("x"), "B": _result("y")}}
+    assert "the catalog versions disagree" in ui.grid_html(ui.grid_frame(cells), "catalog versions")
+    assert "the methods disagree" in ui.grid_html(ui.grid_frame(cells))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.analysis import DEFAULT_ANALYZER
-from core.catalog import Catalog, Skill, Tool, load_catalog, parse_catalog
+from core.catalog import Catalog, Skill, Tool, load_catalog, parse_catalog, parse_catalog_bytes
 from core.errors import CatalogError
 from core.evaluation import Judgment, evaluate, load_queries
 from core.search import catalog_for
@@ -28,6 +28,8 @@ from core.whatif import (
     parse_item_json,
     projection_terms,
     similarity_matrix,
+    skill_markdown,
+    skills_zip,
     term_diff,
     with_fields,
 )
@@ -377,6 +379,80 @@ def test_export_in_loaded_format(tmp_path):
     data = json.loads(text)
     assert data[0]["type"] == "function" and data[0]["function"]["description"] == "Edited."
     assert parse_catalog(data).format == "openai"
+
+
+def test_skills_folder_exports_a_zip_that_loads_back_equal():
+    catalog = load_catalog(SAMPLES / "skills")
+    session = WhatIfSession(catalog)
+    skill = catalog.skills[0]
+    edited = skill.model_copy(update={"description": "Edited: a line\n---\nthat looks like a fence.",
+                                      "tags": [*skill.tags, "extra: tag"]})
+    session.edit(edited)
+    content, name, mime = session.export_file()
+    assert (name, mime) == ("skills.edited.zip", "application/zip")
+    again = parse_catalog_bytes(content, name)
+    assert again.format == "skills-folder"
+    assert again.content_hash == session.working.content_hash
+    assert again.skill(skill.id) == edited
+    assert skills_zip(session.working.skills) == content, "the same skills give the same bytes"
+    # Other formats still export as text.
+    assert WhatIfSession(load_catalog(SAMPLES / "support_billing.json")).export_file()[2] == \
+        "application/json"
+
+
+def test_skill_markdown_keeps_an_id_that_differs_from_the_name():
+    skill = Skill(id="brief-1", name="daily briefing", description="", body="# Steps\n\n1. Go.")
+    text = skill_markdown(skill)
+    assert text.startswith("---\nname: daily briefing\nid: brief-1\n")
+    again = parse_catalog_bytes(skills_zip([skill]), "s.zip").skills
+    assert again == [skill]
+
+
+def test_touched_names_the_items_each_change_concerns(session):
+    assert session.touched == ()
+    e1 = REFUND.model_copy(update={"description": "Give the money back."})
+    e2 = SEND.model_copy(update={"description": "Send an email."})
+    session.edit(e1)
+    assert session.touched == ("refund_payment",)
+    session.edit(e2)
+    assert session.touched == ("send_email",)
+    session.undo()
+    assert session.touched == ("send_email",)
+    session.undo()
+    assert session.touched == ("refund_payment",)
+    session.redo()
+    assert session.touched == ("refund_payment",)
+    session.redo()
+    session.revert_all()
+    assert session.touched == ("send_email", "refund_payment")  # most recent edit first
+
+
+def test_restore_touches_the_restored_items(original, tmp_path):
+    store = Autosave(tmp_path)
+    s1 = WhatIfSession(original, autosave=store)
+    s1.edit(REFUND.model_copy(update={"description": "Give the money back."}))
+    s1.edit(SEND.model_copy(update={"description": "Send an email."}))
+    s2 = WhatIfSession(original, autosave=store)
+    s2.restore(store.load(original.content_hash))
+    assert s2.touched == ("send_email", "refund_payment")
+
+
+def test_autosave_is_removed_when_the_working_copy_equals_the_original(original, tmp_path):
+    store = Autosave(tmp_path)
+    session = WhatIfSession(original, autosave=store)
+    path = store.path_for(original.content_hash)
+    session.edit(REFUND.model_copy(update={"description": "Give the money back."}))
+    assert store.load(original.content_hash).n_edits == 1
+    session.undo()
+    assert not path.exists(), "after undo nothing differs: no autosave to offer"
+    session.redo()
+    assert path.exists()
+    session.revert_all()
+    assert not path.exists()
+    # An edit that puts the original text back is the original too.
+    session.redo()
+    session.edit(REFUND)
+    assert len(session.history) == 2 and not path.exists()
 
 
 # --------------------------------------------------------------------------- latency

@@ -37,7 +37,7 @@ pages = {
     ],
 }
 page = st.navigation(pages)
-render_sidebar()
+render_sidebar(page.url_path)
 try:
     page.run()
 except Exception as exc:  # st.stop()/rerun are BaseExceptions and pass through

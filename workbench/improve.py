@@ -10,13 +10,16 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
+
 from core.cachesim import Conversation, StrategySim, parse_conversation
 from core.capabilities import SEARCH_CAPABILITIES
-from core.evaluation import EvalReport, Judgment, metric_keys, parse_judgment
+from core.evaluation import EvalReport, Judgment, QueryChange, metric_keys, parse_judgment
 from core.lint import RULES, SEVERITIES, Finding
 from core.recall import TranscriptError
 from core.whatif import QueryOutcome, WhatIfResult
@@ -87,13 +90,13 @@ def metrics_rows(runs: Mapping[str, EvalRun]) -> list[dict[str, Any]]:
 
 def per_query_rows(runs: Mapping[str, EvalRun]) -> list[dict[str, Any]]:
     """One row per judged query: for each configuration, the rank of the first relevant
-    tool (None when not in the run), ndcg at the largest k, and the top hit."""
+    item (None when not in the run; pages show it as —), ndcg at the largest k, and the top hit."""
     if not runs:
         return []
     first = next(iter(runs.values())).report
     out = []
     for row in first.rows:
-        data: dict[str, Any] = {"query": row.query, "relevant": ", ".join(row.relevant) or "(no tool)"}
+        data: dict[str, Any] = {"query": row.query, "relevant": ", ".join(row.relevant) or "(none)"}
         for name, r in runs.items():
             other = r.report.row(row.query)
             key = r.report.sort_metric
@@ -149,12 +152,20 @@ def findings_by_rule(findings: Iterable[Finding]) -> list[tuple[str, list[Findin
 # --------------------------------------------------------------------------- what-if
 
 
-def rank_text(rank: int | None) -> str:
-    return "—" if rank is None else str(rank)
+def rank_text(rank: object) -> str:
+    """A 1-based rank as text; ``—`` for no rank (None, NaN or pandas' <NA>)."""
+    if rank is None or (not isinstance(rank, str) and bool(pd.isna(rank))):
+        return "—"
+    return str(int(rank)) if isinstance(rank, float) else str(rank)
+
+
+OUTCOME_COLUMNS = ["rank before", "rank after", "change", "last edit", "query", "relevant",
+                   "top before", "top after"]
+"""Columns of `outcome_rows`, ranks first (so a narrow table still shows them)."""
 
 
 def outcome_rows(result: WhatIfResult, only_changed: bool = False) -> list[dict[str, Any]]:
-    """Per judged query: the relevant tools, rank before and after, the change, top hits."""
+    """Per judged query: rank before and after, the change, the query, its relevant items, top hits."""
     rows = []
     for o in result.outcomes:
         if only_changed and o.change == "same":
@@ -166,16 +177,29 @@ def outcome_rows(result: WhatIfResult, only_changed: bool = False) -> list[dict[
 def outcome_row(o: QueryOutcome) -> dict[str, Any]:
     arrow = {"won": "▲ won", "lost": "▼ lost", "same": ""}[o.change]
     return {
-        "query": o.query,
-        "relevant": ", ".join(o.relevant) or "(no tool)",
         "rank before": o.rank_before,
         "rank after": o.rank_after,
         "change": arrow,
         "last edit": (f"{rank_text(o.rank_previous)} → {rank_text(o.rank_after)}"
                       if o.moved_by_last_change else ""),
+        "query": o.query,
+        "relevant": ", ".join(o.relevant) or "(none)",
         "top before": o.top_before,
         "top after": o.top_after,
     }
+
+
+def change_rows(changes: Iterable[QueryChange], key_metric: str) -> list[dict[str, Any]]:
+    """The queries a comparison found better or worse: the rank of the first right item in the
+    baseline → in the other configuration (``—`` = not found), and the key metric's change."""
+    rows = []
+    for c in changes:
+        if c.no_tool:
+            rank = "now answered with nothing" if c.delta > 0 else "no longer answered with nothing"
+        else:
+            rank = f"{rank_text(c.baseline_rank)} → {rank_text(c.rank)}"
+        rows.append({"rank": rank, "query": c.query, key_metric: round(c.delta, 3)})
+    return rows
 
 
 # --------------------------------------------------------------------------- conversations
@@ -318,10 +342,26 @@ def token_rows(sims: Sequence[StrategySim]) -> list[dict[str, Any]]:
     return rows
 
 
-def totals_rows(sims: Sequence[StrategySim]) -> list[dict[str, Any]]:
-    """One row per strategy: input, cached and uncached tokens, cache share, model calls."""
+DEFAULT_CACHED_PRICE = 0.10
+"""Price of a cached input token as a share of an uncached one (Anthropic bills cache reads at 10%)."""
+
+COST_COLUMN = "cost (full-price tokens)"
+
+
+def input_cost(uncached: int, cached: int, cached_price: float = DEFAULT_CACHED_PRICE) -> int:
+    """Input cost in whole full-price tokens: every uncached token at 1, every cached one at
+    ``cached_price`` (halves rounded up, so every place that shows it agrees)."""
+    return math.floor(uncached + cached_price * cached + 0.5)
+
+
+def totals_rows(sims: Sequence[StrategySim],
+                cached_price: float = DEFAULT_CACHED_PRICE) -> list[dict[str, Any]]:
+    """One row per strategy: the input cost (`input_cost`), then the raw counts: input, cached
+    and uncached tokens, cache share, model calls, tools called while not in the prompt."""
     return [
-        {"strategy": s.strategy, "input tokens": s.input_tokens, "cached tokens": s.cached_tokens,
+        {"strategy": s.strategy,
+         COST_COLUMN: input_cost(s.uncached_tokens, s.cached_tokens, cached_price),
+         "input tokens": s.input_tokens, "cached tokens": s.cached_tokens,
          "uncached tokens": s.uncached_tokens, "cached share": round(s.cache_ratio, 3),
          "model calls": s.model_calls,
          "tools missing when called": sum(len(t.missing_tools) for t in s.turns)}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.cachesim import Conversation, StrategySim, simulate_all  # improve pages
+from core.cachesim import STRATEGIES, Conversation, StrategySim, simulate_all  # improve pages
 from core.capabilities import CapabilityHost  # improve pages
 from core.catalog import Catalog
 from core.embedding import EmbeddingCache, embed_with_cache, make_embedder
@@ -34,17 +34,50 @@ def search_catalog(catalog: Catalog, method: str = "bm25", model: str | None = N
     return _indexed(catalog.content_hash, method, model, catalog)
 
 
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _probe_embedder(model: str | None):
+    return make_embedder(model)
+
+
+def model_loaded(model: str | None = None) -> bool:
+    """Whether semantic and hybrid search with ``model`` can start without loading a model:
+    this app process holds it already, or it needs no loading (the hashing embedder).
+
+    False too when the model cannot be found: the page then shows the error when
+    the user asks for semantic search, not on its own.
+    """
+    try:
+        embedder = _probe_embedder(model)
+    except (RanklensError, ValueError):
+        return False
+    return bool(getattr(embedder, "loaded", True))
+
+
 def dense_index(catalog: Catalog, model: str | None = None) -> ToolCatalog | SkillCatalog:
     """The index with embeddings that semantic and hybrid search share (loads the model once).
 
-    What the embedding layer reports only through Python warnings (a slow model
-    load, a cache rebuilt or kept in memory) is shown once per session here,
-    where the user can see it.
+    What the embedding layer reports only through Python warnings is shown here,
+    where the user can see it: a slow model load only in the run that loaded the
+    model (not in every later session of the app process); a cache kept in
+    memory or rebuilt once per session.
     """
+    was_loaded = model_loaded(model)
+    loaders: list[object] = []
     if (catalog.content_hash, model) not in st.session_state.embeddings_warmed:
-        _warm_embeddings(catalog, model)
+        loaders.append(_warm_embeddings(catalog, model))
         st.session_state.embeddings_warmed.add((catalog.content_hash, model))
     index = _indexed(catalog.content_hash, "hybrid", model, catalog)
+    embedder = index.embedder
+    loaders.append(embedder)
+    if not getattr(embedder, "loaded", True):
+        # Load now rather than inside the first search, so the load happens in this
+        # call and its notice is shown here.
+        with st.spinner("Loading the embedding model (first use since the app started; "
+                        "about 10 s)…"):
+            embedder.load()  # type: ignore[union-attr]
+    if not was_loaded:
+        for notice in dict.fromkeys(n for n in (load_notice(e) for e in loaders) if n):
+            st.warning(notice, icon=":material/info:")
     shown = st.session_state.embedding_notices_shown
     for notice in embedding_notices(index):
         if notice not in shown:
@@ -53,11 +86,12 @@ def dense_index(catalog: Catalog, model: str | None = None) -> ToolCatalog | Ski
     return index
 
 
-def _warm_embeddings(catalog: Catalog, model: str | None) -> None:
+def _warm_embeddings(catalog: Catalog, model: str | None) -> object:
     """Embed what the on-disk cache lacks, with a progress bar, before the cached index is built.
 
     (A progress bar cannot be drawn from inside an ``st.cache_resource``
     function; the index built afterwards finds every vector in the cache.)
+    Returns the embedder it used (which loaded the model if anything was missing).
     """
     items = catalog.tools or catalog.skills
     project = project_tool if catalog.tools else project_skill
@@ -65,7 +99,7 @@ def _warm_embeddings(catalog: Catalog, model: str | None) -> None:
     embedder = make_embedder(model)
     cache = EmbeddingCache.for_embedder(embedder)
     if not cache.get_many(texts)[1]:
-        return
+        return embedder
     bar = st.progress(0.0, text="Loading the embedding model…")
 
     def progress(done: int, total: int) -> None:
@@ -77,19 +111,28 @@ def _warm_embeddings(catalog: Catalog, model: str | None) -> None:
 
     embed_with_cache(embedder, texts, cache, progress)
     bar.empty()
+    return embedder
+
+
+def load_notice(embedder: object) -> str | None:
+    """The slow-load message of an embedder that loaded the model, in words a user can act on."""
+    notice = getattr(embedder, "load_notice", None)
+    if not notice:
+        return None
+    return f"{notice} (once per app process; later searches are fast)."
 
 
 def embedding_notices(index: ToolCatalog | SkillCatalog) -> list[str]:
-    """Non-fatal events of a dense index's model and cache, in words a user can act on."""
+    """Non-fatal events of a dense index's embedding cache, in words a user can act on.
+
+    (A slow model load is reported apart, by `load_notice`, only where it happened.)
+    """
     notices = []
-    cache, embedder = index.embedding_cache, index.embedder
+    cache = index.embedding_cache
     if cache is not None and cache.degraded_reason:
         notices.append(f"Embeddings are kept in memory only this session: {cache.degraded_reason}")
     if cache is not None and cache.rebuilt_reason:
         notices.append(f"The embedding cache was rebuilt: {cache.rebuilt_reason}")
-    load_notice = getattr(embedder, "load_notice", None)
-    if load_notice:
-        notices.append(f"{load_notice} (once per app process; later searches are fast).")
     return notices
 
 
@@ -167,17 +210,24 @@ def confusable(catalog: Catalog, top_n: int = 20) -> list[ConfusablePair]:
 
 
 @st.cache_data(max_entries=32, show_spinner="Replaying the conversation under each strategy…")
-def _simulate(content_hash: str, conversation_json: str, top_k: int, format: str, method: str,
-              model: str | None, _catalog: Catalog) -> list[StrategySim]:
+def _simulate(content_hash: str, conversation_json: str, top_k: int, top_k_skills: int,
+              strategies: tuple[str, ...], format: str, method: str, model: str | None,
+              _catalog: Catalog) -> list[StrategySim]:
     options = {"model": model} if model and method != "bm25" else {}
     host = CapabilityHost.from_catalog(_catalog, method=method, **options)
     conversation = Conversation.model_validate_json(conversation_json)
-    return simulate_all(host, conversation, top_k=top_k, format=format)
+    return simulate_all(host, conversation, strategies, top_k=top_k, top_k_skills=top_k_skills,
+                        format=format)
 
 
 def simulate_conversation(catalog: Catalog, conversation: Conversation, top_k: int = 5,
                           format: str = "anthropic", method: str = "bm25",
-                          model: str | None = None) -> list[StrategySim]:
-    """`core.cachesim.simulate_all` over ``catalog`` (cached per catalog, conversation and options)."""
-    return _simulate(catalog.content_hash, conversation.model_dump_json(), top_k, format, method,
-                     model, catalog)
+                          model: str | None = None, *, top_k_skills: int = 3,
+                          strategies: tuple[str, ...] = STRATEGIES) -> list[StrategySim]:
+    """`core.cachesim.simulate_all` over ``catalog`` (cached per catalog, conversation and options).
+
+    ``top_k`` tools and ``top_k_skills`` skills per search; a catalog of skills
+    only is searched for skills (its tool list is empty).
+    """
+    return _simulate(catalog.content_hash, conversation.model_dump_json(), top_k, top_k_skills,
+                     tuple(strategies), format, method, model, catalog)

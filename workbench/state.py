@@ -32,7 +32,8 @@ DEFAULTS: dict[str, Any] = {
     "catalog_label": "",  # what the sidebar calls it (sample name or file name)
     "catalog_error": None,  # last load error message, shown inline; old catalog kept
     "queries_path": None,  # judged query set that goes with the catalog, if any
-    "method": "bm25",  # default ranking method: bm25 | semantic | hybrid
+    "method": "bm25",  # default ranking method: bm25 | semantic | hybrid (sidebar)
+    "method_seen": {},  # method widget key -> the default method it last took (see follow_default_method)
     "model": None,  # embedding model spec string; None = the bundled default
     "top_k": 10,
     "query": "",  # the last query typed in the playground or compare page (both start from it)
@@ -47,7 +48,9 @@ DEFAULTS: dict[str, Any] = {
     "autosave_dir": None,  # autosave folder; None = $RANKLENS_AUTOSAVE_DIR or the user data dir
     "autosave_declined": None,  # content hash whose autosave the user chose not to restore
     "editor_loaded": None,  # (tool id, revision) the edit widgets were last filled from
-    "editor_error": None,  # message of the last edit that could not be applied
+    "editor_error": None,  # message of the last undo/redo/restore that failed (shown above the form)
+    "editor_form_error": None,  # message of the last form edit that could not be applied (Form tab)
+    "editor_json_error": None,  # message of the last JSON edit that could not be applied (JSON tab)
     # -- evaluation -------------------------------------------------------------
     "judgments": None,  # list[core.evaluation.Judgment] for the loaded catalog
     "judgments_label": "",  # where the judged queries came from
@@ -137,9 +140,18 @@ def load_upload(raw: bytes, filename: str, slot: str = "catalog") -> bool:
     return _load_into(slot, lambda: parse_catalog_bytes(raw, filename), filename)
 
 
-def load_pasted(text: str, slot: str = "catalog") -> bool:
-    """Load pasted catalog text (JSON, or YAML)."""
-    return _load_into(slot, lambda: parse_catalog_text(text, "pasted text", ""), "pasted text")
+PASTE_FORMATS = {"JSON": ".json", "YAML": ".yaml"}
+"""Formats of pasted catalog text, and the suffix the loader reads each as (strictly)."""
+
+
+def load_pasted(text: str, slot: str = "catalog", fmt: str = "JSON") -> bool:
+    """Load pasted catalog text, read strictly as ``fmt`` ("JSON" or "YAML"): JSON with a
+    single-quoted string or a trailing comma is an error, never silently read as YAML."""
+    suffix = PASTE_FORMATS.get(fmt)
+    if suffix is None:
+        raise ValueError(f"unknown paste format {fmt!r}; valid: {', '.join(PASTE_FORMATS)}")
+    label = f"pasted {fmt}"
+    return _load_into(slot, lambda: parse_catalog_text(text, label, suffix), label)
 
 
 def load_sample_b(name: str) -> bool:
@@ -197,41 +209,91 @@ def current_judgments() -> list:
     return st.session_state.judgments
 
 
-def _has_autosave(cat: Catalog) -> bool:
-    """Whether an autosave of ``cat`` exists that this session has not declined or restored."""
+def warn_unknown_judged_ids(catalog: Catalog, judgments: list) -> None:
+    """Say so when the judged queries name ids the catalog does not have.
+
+    Such queries can only score 0, so metrics would be wrong without a word;
+    the message names the ids, suggests close ones, and says when the query
+    set looks like it belongs to another catalog.
+    """
+    from core.evaluation import describe_unknown, unknown_relevant_ids
+
+    if not judgments:
+        return
+    kind = "skill" if catalog.skills and not catalog.tools else "tool"
+    known = {i.id for i in (catalog.skills if kind == "skill" else catalog.tools)}
+    unknown = unknown_relevant_ids(judgments, known)
+    if unknown:
+        message = describe_unknown(
+            unknown, known, judgments, source=st.session_state.get("judgments_label") or "the query set",
+            kind=kind, catalog=st.session_state.get("catalog_label") or "this catalog",
+        )
+        st.warning(message, icon=":material/warning:")
+
+
+def follow_default_method(widget_key: str, *, as_list: bool = False) -> None:
+    """Make a page's method widget follow the sidebar's "Default method".
+
+    Call it before the widget is drawn: on the page's first run, and whenever
+    the default has changed since the widget last took it, the widget is set to
+    the default (``[default]`` for a multi-select when ``as_list``); in between
+    it keeps whatever the user picked on the page.
+    """
+    seen: dict[str, str] = st.session_state.method_seen
+    method = st.session_state.method
+    if seen.get(widget_key) != method:
+        st.session_state[widget_key] = [method] if as_list else method
+        seen[widget_key] = method
+
+
+def autosaved_edits(cat: Catalog) -> int:
+    """How many applied edits an autosave of ``cat`` holds that this session has not declined
+    or restored (0 when there is none, it cannot be read, or it holds only undone edits)."""
     from core.whatif import Autosave
 
     if st.session_state.get("autosave_declined") == cat.content_hash:
-        return False
+        return 0
     if st.session_state.get("whatif") is not None:
-        return False  # the editor has already offered it in this session
+        return 0  # the editor has already offered it in this session
     try:
-        return Autosave(st.session_state.get("autosave_dir")).path_for(cat.content_hash).exists()
+        saved = Autosave(st.session_state.get("autosave_dir")).load(cat.content_hash)
     except (OSError, RanklensError):
-        return False
+        return 0
+    return saved.n_edits if saved is not None else 0
 
 
-def render_sidebar() -> None:
-    """The loaded catalog, its size, the method and the engine profile."""
+def render_sidebar(page: str = "") -> None:
+    """The loaded catalog, its size, the method and the engine profile.
+
+    ``page`` is the url path of the page being shown: on the editor itself the
+    autosave is offered in the page, so the sidebar does not repeat it.
+    """
     cat: Catalog | None = st.session_state.catalog
     with st.sidebar:
         st.markdown("### Ranklens")
         if cat is None:
             st.warning("No catalog loaded. Open the Catalog page to load one.")
             return
-        kind = f"{len(cat.tools)} tools" if cat.tools else f"{len(cat.skills)} skills"
-        st.markdown(f"**Catalog:** {st.session_state.catalog_label}  \n{kind} · format `{cat.format}`")
+        from workbench.ui import plural
+
+        size = " · ".join(plural(len(items), word) for items, word in
+                          ((cat.tools, "tool"), (cat.skills, "skill")) if items)
+        st.markdown(f"**Catalog:** {st.session_state.catalog_label}  \n{size} · format `{cat.format}`")
         if st.session_state.working is not None:
             st.caption("Editing a working copy (the original stays loaded).")
-        elif _has_autosave(cat):
-            st.info("Unsaved edits of this catalog from an earlier session were autosaved.")
-            st.page_link("views/editor.py", label="Restore them in the What-if editor",
-                         icon=":material/restore:")
+        elif page != "editor" and (n_saved := autosaved_edits(cat)):
+            st.info(f"{plural(n_saved, 'unsaved edit')} of this catalog from an earlier session "
+                    f"{'was' if n_saved == 1 else 'were'} autosaved.")
+            st.page_link("views/editor.py", label="Restore in the editor",
+                         icon=":material/restore:", help="Open the What-if editor, which offers "
+                         "to restore the autosaved edits.")
         st.session_state.method = st.selectbox(
             "Default method", ["bm25", "semantic", "hybrid"],
             index=["bm25", "semantic", "hybrid"].index(st.session_state.method),
             key="sidebar_method",
-            help="bm25 ranks exactly like the reference engine (ratel-ai 0.12.0). "
-            "semantic and hybrid load an embedding model on first use.",
+            help="The method the Query playground, Compare (catalog versions) and Evaluation "
+            "start from; changing it here switches them to it (you can still pick another on "
+            "each page). bm25 ranks exactly like the reference engine (ratel-ai 0.12.0). "
+            "semantic and hybrid load an embedding model on first use (about 10 s).",
         )
         st.caption("Engine profile: `ratel-0.12` analyzer · BM25 k1=0.9, b=0.4 (float32)")

@@ -26,13 +26,13 @@ from core.search import Explanation, Hit, SearchResult
 
 METHOD_HELP: dict[str, str] = {
     "bm25": (
-        "**BM25** ranks by shared words: a tool scores when it contains the query's words "
+        "**BM25** ranks by shared words: a {item} scores when it contains the query's words "
         "(after analysis), more for rare words, a little more for repeats, less for long texts. "
         "Exactly the reference engine's ranking."
     ),
     "semantic": (
-        "**Semantic** ranks by meaning: the query and every tool are turned into vectors by an "
-        "embedding model, and tools are ordered by cosine similarity. It can match synonyms "
+        "**Semantic** ranks by meaning: the query and every {item} are turned into vectors by an "
+        "embedding model, and {items} are ordered by cosine similarity. It can match synonyms "
         "BM25 cannot, but its score cannot be split into words."
     ),
     "hybrid": (
@@ -40,20 +40,71 @@ METHOD_HELP: dict[str, str] = {
         "ranking gives a hit 1 / (60 + rank), and the hit's score is the sum of those shares."
     ),
 }
-"""One short explanation per search method, for captions."""
+"""One short explanation per search method, for captions (fill in with `method_help`)."""
 
 CONTRIBUTION_HELP = (
-    "A **term contribution** is the part of a tool's BM25 score earned by one query term: "
+    "A **term contribution** is the part of a {item}'s BM25 score earned by one query term: "
     "idf (how rare the term is across the catalog) times a weight that grows with how often "
-    "the term occurs in the tool's text (tf) and shrinks for long texts. The parts add up to "
+    "the term occurs in the {item}'s text (tf) and shrinks for long texts. The parts add up to "
     "the score."
 )
 
 ABSENT_HELP = (
-    "**Absent from the catalog** means no tool's text contains the word after analysis "
-    "(lowercasing, stop-word removal and stemming), so it cannot help any tool rank. "
-    "Adding it to the right tool's description would."
+    "**Absent from the catalog** means no {item}'s text contains the word after analysis "
+    "(lowercasing, stop-word removal and stemming), so it cannot help any {item} rank. "
+    "Adding it to the right {item}'s description would."
 )
+
+
+def worded(text: str, kind: str = "tool") -> str:
+    """``text`` with ``{item}`` / ``{items}`` filled in for the catalog's item kind ("tool" or "skill")."""
+    return text.format(item=kind, items=plural_word(2, kind))
+
+
+def method_help(method: str, kind: str = "tool") -> str:
+    """`METHOD_HELP` of ``method`` worded for ``kind``."""
+    return worded(METHOD_HELP[method], kind)
+
+
+def plural_word(n: int, word: str, many: str | None = None) -> str:
+    """``word`` as it goes with the number ``n``: ``tool``/``tools``, ``query``/``queries``.
+
+    ``many`` gives an irregular plural; otherwise the plural follows the usual
+    English spelling rules (``-ies`` after a consonant + y, ``-es`` after s, x, ch, sh).
+    """
+    if n == 1:
+        return word
+    if many is not None:
+        return many
+    if word.endswith("y") and word[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return word[:-1] + "ies"
+    if word.endswith(("s", "x", "ch", "sh")):
+        return word + "es"
+    return word + "s"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``n`` and ``word`` in agreement: ``1 tool``, ``2 tools``, ``1,200 queries``."""
+    return f"{n:,} {plural_word(n, word, many)}"
+
+
+def verb(n: int, singular: str, plural_form: str) -> str:
+    """The verb form that agrees with ``n`` subjects: ``verb(1, "differs", "differ")``."""
+    return singular if n == 1 else plural_form
+
+
+def saved_time(iso: str) -> str:
+    """An ISO timestamp (e.g. ``2026-11-30T13:06:38+00:00``) in this machine's local time,
+    as people read it: ``30 Nov 2026, 14:06 CET``. The text itself when it cannot be parsed."""
+    from datetime import datetime
+
+    try:
+        moment = datetime.fromisoformat(iso)
+    except (TypeError, ValueError):
+        return iso
+    local = moment.astimezone() if moment.tzinfo else moment
+    return f"{local.day} {local:%b %Y, %H:%M}" + (f" {local:%Z}" if local.tzinfo else "")
+
 
 KIND_STYLE: dict[str, tuple[str, str]] = {
     "name": ("#c5d0fa", "name"),
@@ -489,8 +540,20 @@ def only_in(a: SearchResult, b: SearchResult) -> tuple[list[str], list[str]]:
     return [i for i in ids_a if i not in set(ids_b)], [i for i in ids_b if i not in set(ids_a)]
 
 
+def same_hits_summary(a: SearchResult, b: SearchResult) -> str:
+    """What to say when both sides return the same hits: whether their order differs, and how
+    many hits moved (only meaningful when `only_in` finds nothing)."""
+    rank_a = {h.id: h.rank for h in a}
+    moved = sum(1 for h in b if rank_a.get(h.id) != h.rank)
+    if not moved:
+        return f"Both sides return the same {plural(len(a), 'hit')} in the same order."
+    return (f"Both sides return the same {plural(len(a), 'hit')}, in a different order: "
+            f"{moved} moved (see the move column).")
+
+
 def grid_frame(cells: Mapping[str, Mapping[str, SearchResult | str]], n: int = 3) -> pd.DataFrame:
-    """Queries down, methods across; each cell the top-``n`` ids (or an error message)."""
+    """Queries down, configurations (methods, or catalog versions) across; each cell the
+    top-``n`` ids (or an error message). Column ``<configuration> top <n>``."""
     methods: list[str] = list(dict.fromkeys(m for row in cells.values() for m in row))
     data: dict[str, list[Any]] = {"query": list(cells)}
     for m in methods:
@@ -527,10 +590,11 @@ def styled_moves(frame: pd.DataFrame) -> Any:
     return styler
 
 
-def grid_html(frame: pd.DataFrame) -> str:
+def grid_html(frame: pd.DataFrame, what: str = "methods") -> str:
     """The multi-query grid (from `grid_frame`) as an HTML table whose cells wrap.
 
-    A query whose methods disagree on the first hit is flagged.
+    A query whose columns (``what``: the methods, or the catalog versions)
+    disagree on the first hit is flagged.
     """
     methods = [c for c in frame.columns if c != "query"]
     head = "".join(f"<th>{html.escape(c)}</th>" for c in ["query", *methods])
@@ -538,7 +602,7 @@ def grid_html(frame: pd.DataFrame) -> str:
     for _, row in frame.iterrows():
         firsts = {row[m][0] for m in methods if row[m] and row[m][0][:1].isdigit()}
         flag = ('<div class="rl-disagree" style="color:#b35c00;font-size:0.8rem;">'
-                "⚠ the methods disagree on the first hit</div>") if len(firsts) > 1 else ""
+                f"⚠ the {html.escape(what)} disagree on the first hit</div>") if len(firsts) > 1 else ""
         cells = [f"<td>{html.escape(str(row['query']))}{flag}</td>"]
         for m in methods:
             items = "".join(f"<li>{html.escape(str(x).split('. ', 1)[-1])}</li>"

@@ -8,9 +8,22 @@ from core.catalog import Catalog, Skill, Tool
 from core.projection import skill_projection, tool_projection
 from workbench import ui
 from workbench.services import lint_findings
-from workbench.state import current_catalog, load_pasted, load_sample, load_upload, sample_choices
+from workbench.state import (
+    PASTE_FORMATS,
+    current_catalog,
+    load_pasted,
+    load_sample,
+    load_upload,
+    sample_choices,
+)
 
 UPLOAD_TYPES = ["json", "yaml", "yml", "zip", "md"]
+PASTE_EXAMPLES = {
+    "JSON": '[{"name": "get_user", "description": "Fetch one user by id.", '
+            '"input_schema": {"type": "object", "properties": {"user_id": {"type": "string"}}}}]',
+    "YAML": "- name: get_user\n  description: Fetch one user by id.\n  input_schema:\n"
+            "    type: object\n    properties:\n      user_id: {type: string}",
+}
 
 
 def _on_upload() -> None:
@@ -20,7 +33,9 @@ def _on_upload() -> None:
 
 
 def _on_paste() -> None:
-    load_pasted(st.session_state.get("catalog_paste", ""))
+    fmt = st.session_state.get("catalog_paste_format") or "JSON"
+    if load_pasted(st.session_state.get("catalog_paste", ""), fmt=fmt):
+        st.toast(f"Loaded the pasted catalog, read as {fmt}.", icon=":material/check_circle:")
 
 
 def _on_sample() -> None:
@@ -37,7 +52,8 @@ st.caption(
 samples = list(sample_choices())
 with st.container(border=True):
     st.markdown("**Load a catalog**")
-    tab_sample, tab_upload, tab_paste = st.tabs(["Bundled sample", "Upload a file", "Paste JSON"])
+    tab_sample, tab_upload, tab_paste = st.tabs(["Bundled sample", "Upload a file",
+                                                 "Paste JSON or YAML"])
     with tab_sample:
         left, right = st.columns([3, 1], vertical_alignment="bottom")
         label = st.session_state.catalog_label
@@ -54,21 +70,27 @@ with st.container(border=True):
             "OpenAI or Anthropic tool lists), one SKILL.md, or a .zip of SKILL.md folders.",
         )
     with tab_paste:
+        paste_format = st.segmented_control(
+            "Read the text as", list(PASTE_FORMATS), key="catalog_paste_format", default="JSON",
+            required=True, help="Strict: JSON must be valid JSON (double quotes, no trailing "
+            "commas); it is never read as YAML instead.",
+        ) or "JSON"
         st.text_area(
-            "Catalog JSON", key="catalog_paste", height=140,
-            placeholder='[{"name": "get_user", "description": "Fetch one user by id.", '
-            '"input_schema": {"type": "object", "properties": {"user_id": {"type": "string"}}}}]',
+            f"Catalog {paste_format}", key="catalog_paste", height=140,
+            placeholder=PASTE_EXAMPLES[paste_format],
         )
         st.button("Load pasted catalog", key="catalog_load_paste", on_click=_on_paste)
 
 if st.session_state.catalog_error:
     st.error(f"**That catalog could not be loaded.** {st.session_state.catalog_error}", icon=":material/error:")
+    if st.session_state.catalog_error.startswith("pasted JSON: invalid JSON"):
+        st.caption("Pasted YAML? Choose **YAML** above the text box: JSON is read strictly.")
     if st.session_state.catalog is not None:
         st.caption(f"Still loaded: **{st.session_state.catalog_label}** (nothing was changed).")
 
 cat: Catalog | None = current_catalog()
 if cat is None:
-    st.info("No catalog is loaded yet: pick a sample above, upload a file or paste JSON.")
+    st.info("No catalog is loaded yet: pick a sample above, upload a file or paste JSON or YAML.")
     st.stop()
 
 findings = lint_findings(cat)
@@ -113,7 +135,7 @@ def _on_table_select() -> None:
         st.session_state.catalog_item = shown_ids[rows[0]]
 
 
-st.caption(f"{len(shown)} of {len(table)} {kind.lower()} · click a row to inspect it")
+st.caption(f"{len(shown)} of {ui.plural(len(table), kind[:-1].lower())} · click a row to inspect it")
 st.dataframe(
     shown, key="catalog_table", hide_index=True, width="stretch", height=300,
     on_select=_on_table_select, selection_mode="single-row",
@@ -146,7 +168,8 @@ if isinstance(item, Tool) and (item.server or item.group):
 
 item_findings = ui.findings_frame(findings, item.id)
 if len(item_findings):
-    with st.expander(f"{len(item_findings)} lint finding(s) for this {kind[:-1].lower()}", expanded=True):
+    with st.expander(f"{ui.plural(len(item_findings), 'lint finding')} for this {kind[:-1].lower()}",
+                     expanded=True):
         st.table(item_findings, hide_index=True)
 else:
     st.caption("No lint findings for this one.")

@@ -16,15 +16,16 @@ from core.whatif import (
     parse_item_json,
     with_fields,
 )
-from workbench import improve
-from workbench.state import current_judgments, require_catalog
+from workbench import improve, ui
+from workbench.state import current_judgments, require_catalog, warn_unknown_judged_ids
 
 SUMMARY_METRICS = ("hit@1", "hit@5", "mrr@10", "ndcg@10")
+MODES = ("Form", "JSON")
 
 st.title("What-if editor")
 st.caption(
     "Change a definition in a **working copy** and see, before you ship it, what the change does "
-    "to the ranking: for every judged query, the rank of the right tool before and after, the "
+    "to the ranking: for every judged query, the rank of the right tool (or skill) before and after, the "
     "queries won and lost, the metric changes, and which words the edit added to or removed from "
     "what the index sees. The loaded catalog stays as it is; every change is autosaved."
 )
@@ -52,6 +53,7 @@ def _session() -> WhatIfSession:
 
 
 session = _session()
+warn_unknown_judged_ids(catalog, list(session.judgments))
 kind = session.kind
 ids = [i.id for i in session.items]
 
@@ -90,9 +92,9 @@ def _apply_form() -> None:
             source=f"edit of {tool_id!r}",
         )
         session.edit(edited)
-        st.session_state.editor_error = None
+        _clear_errors()
     except CatalogError as exc:
-        st.session_state.editor_error = str(exc)
+        st.session_state.editor_form_error = str(exc)
     _sync()
 
 
@@ -102,37 +104,58 @@ def _apply_json() -> None:
         edited = parse_item_json(st.session_state.get("editor_json", ""), kind, tool_id,
                                  source=f"JSON of {tool_id!r}")
         session.edit(edited)
-        st.session_state.editor_error = None
+        _clear_errors()
     except CatalogError as exc:
-        st.session_state.editor_error = str(exc)
+        st.session_state.editor_json_error = str(exc)
+        st.session_state.editor_mode = "JSON"  # stay on the JSON tab, where the error is shown
     _sync()
+
+
+def _clear_errors() -> None:
+    st.session_state.editor_error = None
+    st.session_state.editor_form_error = None
+    st.session_state.editor_json_error = None
 
 
 def _pick() -> None:
     st.session_state.editor_tool = st.session_state.editor_tool_select
+    _clear_errors()
+
+
+def _show_touched() -> None:
+    """After undo, redo, revert or restore, show the item that change concerns (the current
+    one when it is among the items changed)."""
+    touched = session.touched
+    if touched and st.session_state.editor_tool not in touched:
+        st.session_state.editor_tool = touched[0]
 
 
 def _undo() -> None:
     session.undo()
-    st.session_state.editor_error = None
+    _clear_errors()
+    _show_touched()
     _sync()
 
 
 def _redo() -> None:
     session.redo()
-    st.session_state.editor_error = None
+    _clear_errors()
+    _show_touched()
     _sync()
 
 
 def _revert() -> None:
     session.revert_all()
-    st.session_state.editor_error = None
+    _clear_errors()
+    _show_touched()
     _sync()
 
 
 def _restore(saved) -> None:
+    _clear_errors()
     try:
         session.restore(saved)
+        _show_touched()
     except CatalogError as exc:
         st.session_state.editor_error = str(exc)
     st.session_state.autosave_declined = catalog.content_hash
@@ -157,20 +180,23 @@ if (session.autosave is not None and not session.history and not session.redo_st
         st.button("Discard it", key="editor_discard_autosave", on_click=_discard_autosave)
     if saved is not None and saved.applied:
         with st.container(border=True):
+            edited = list(dict.fromkeys(e.item_id for e in saved.applied))
             st.markdown(
-                f"**An autosave of this catalog holds {saved.n_edits} edit"
-                f"{'s' if saved.n_edits != 1 else ''}** (saved {saved.saved_at} UTC, "
-                f"to `{saved.path}`). Restore it to continue where you left off; editing without "
-                "restoring replaces it."
+                f"**An autosave of this catalog holds {ui.plural(saved.n_edits, 'edit')}** "
+                f"(of {', '.join(f'`{i}`' for i in edited[:5])}{'…' if len(edited) > 5 else ''}; "
+                f"saved {ui.saved_time(saved.saved_at)}). Restore it to continue where you left "
+                "off; editing without restoring replaces it."
             )
+            where = f"The autosave file: {saved.path}"
             c1, c2 = st.columns(2)
             c1.button("Restore the autosave", key="editor_restore", type="primary",
-                      on_click=_restore, args=(saved,), icon=":material/restore:")
-            c2.button("Discard it", key="editor_discard_autosave", on_click=_discard_autosave)
+                      on_click=_restore, args=(saved,), icon=":material/restore:", help=where)
+            c2.button("Discard it", key="editor_discard_autosave", on_click=_discard_autosave,
+                      help=f"Deletes it. {where}")
 
 # -- toolbar ---------------------------------------------------------------------------------------
 
-bar = st.columns([1, 1, 1.3, 2.2, 4], vertical_alignment="center")
+bar = st.columns([1, 1, 1.3, 2.8], vertical_alignment="center")
 bar[0].button("Undo", key="editor_undo", on_click=_undo, disabled=not session.can_undo,
               icon=":material/undo:", width="stretch")
 bar[1].button("Redo", key="editor_redo", on_click=_redo, disabled=not session.can_redo,
@@ -179,25 +205,31 @@ bar[2].button("Revert all", key="editor_revert", on_click=_revert, disabled=not 
               help="Back to the original; the edits can be redone one by one.",
               width="stretch")
 try:
-    text, filename, mime = session.export_text()
+    content, filename, mime = session.export_file()
+    what = ("a zip of <skill>/SKILL.md folders, which the Catalog page loads back"
+            if mime == "application/zip" else f"the format it was loaded in ({session.original.format})")
     bar[3].download_button(
-        f"Download ({session.original.format})", text, file_name=filename, mime=mime,
+        f"Download ({session.original.format})", content, file_name=filename, mime=mime,
         key="editor_download", icon=":material/download:", width="stretch",
-        help="The working copy, in the format the catalog was loaded in.",
+        help=f"The working copy as `{filename}`: {what}.",
     )
 except CatalogError as exc:
     bar[3].download_button(
         "Download (native JSON)", json.dumps(session.working.to_data("native"), indent=2),
         file_name="catalog.edited.json", mime="application/json", key="editor_download",
-        width="stretch",
+        icon=":material/download:", width="stretch",
         help=f"The original format cannot hold this edit: {exc}",
     )
 changed = session.changed_ids()
-status = (f"{len(session.history)} edit{'s' if len(session.history) != 1 else ''} applied · "
-          f"{len(changed)} {kind}{'s' if len(changed) != 1 else ''} differ from the original")
+n_edits = len(session.history)
+status = (f"{ui.plural(n_edits, 'edit')} applied · {ui.plural(len(changed), kind)} "
+          f"{ui.verb(len(changed), 'differs', 'differ')} from the original")
+if changed:
+    status += " (" + ", ".join(f"`{i}`" for i in changed[:6]) + ("…" if len(changed) > 6 else "") + ")"
 if session.result is not None:
-    status += f" · re-ranked {len(session.judgments)} queries in {session.result.seconds * 1000:.0f} ms"
-bar[4].caption(status)
+    status += (f" · re-ranked {ui.plural(len(session.judgments), 'query')} in "
+               f"{session.result.seconds * 1000:.0f} ms")
+st.caption(status)
 if session.autosave_error:
     st.warning(session.autosave_error, icon=":material/warning:")
 if st.session_state.editor_error:
@@ -213,8 +245,11 @@ if st.session_state.get("editor_tool_select") != st.session_state.editor_tool:
 
 left, right = st.columns([5, 6], gap="large")
 with left:
+    # Labels are the ids alone: a label that changes with the edits (say, a mark on edited
+    # items) makes the browser send back a label that no longer exists, and the selection
+    # jumps to the first item.
     st.selectbox(f"{kind.title()} to edit", ids, key="editor_tool_select", on_change=_pick,
-                 format_func=lambda i: f"{i}  ✎" if i in changed else i)
+                 help=f"Edited {kind}s are listed above the form.")
     tool_id = st.session_state.editor_tool
     item = session.item(tool_id)
     params = param_fields(item) if kind == "tool" else []
@@ -232,8 +267,12 @@ with left:
             st.session_state[f"editor_param_enum_{n}"] = "\n".join(field.enum or ())
         st.session_state.editor_loaded = loaded
 
-    form_tab, json_tab = st.tabs(["Form", "JSON"])
+    # Keyed, state-tracking tabs: the open tab survives reruns (a failed Apply JSON keeps
+    # the JSON tab open, with its error above the text).
+    form_tab, json_tab = st.tabs(list(MODES), key="editor_mode", on_change="rerun")
     with form_tab:
+        if st.session_state.editor_form_error:
+            st.error(st.session_state.editor_form_error, icon=":material/error:")
         st.text_input("Name", key="editor_name")
         st.text_area("Description", key="editor_description", height=160)
         if kind == "skill":
@@ -242,19 +281,21 @@ with left:
             st.markdown("**Parameters** — descriptions and string enum values are indexed.")
         for n, field in enumerate(params):
             with st.container(border=True):
-                st.markdown(f"`{field.label}`")
-                st.text_area("Description", key=f"editor_param_desc_{n}", height=68,
-                             label_visibility="collapsed", placeholder="(no description)")
+                st.text_area(f"Description of `{field.label}`", key=f"editor_param_desc_{n}",
+                             height=68, placeholder="(no description)")
                 if field.enum is not None:
-                    st.text_area("Enum values, one per line", key=f"editor_param_enum_{n}",
-                                 height=68)
+                    st.text_area(f"Enum values of `{field.label}`, one per line",
+                                 key=f"editor_param_enum_{n}", height=68)
                 elif field.other_enum:
-                    st.caption("Its enum has non-string values (not indexed): edit them in the JSON tab.")
+                    st.caption(f"`{field.label}` has an enum with non-string values (not "
+                               "indexed): edit them in the JSON tab.")
         st.button("Apply edit", key="editor_apply", type="primary", on_click=_apply_form,
                   icon=":material/check:")
     with json_tab:
         st.caption("The whole definition as the loaders read it; it is checked like a loaded "
                    "file. The id must stay the same (judged queries refer to it).")
+        if st.session_state.editor_json_error:
+            st.error(st.session_state.editor_json_error, icon=":material/error:")
         st.text_area("Definition (JSON)", key="editor_json", height=420,
                      label_visibility="collapsed")
         st.button("Apply JSON", key="editor_apply_json", type="primary", on_click=_apply_json,
@@ -262,8 +303,8 @@ with left:
 
 # -- what the edits do -------------------------------------------------------------------------------
 
+result = session.result
 with right:
-    result = session.result
     if result is None:
         st.info("No judged queries for this catalog, so there is nothing to re-rank. Load or "
                 "write a judged query set on the Evaluation page.", icon=":material/info:")
@@ -272,9 +313,9 @@ with right:
     else:
         st.subheader("Effect on the judged queries")
         st.caption(
-            f"{len(session.judgments)} judged queries, ranked with BM25 against the original "
-            "catalog and the working copy. Rank = position of the first right tool in the full "
-            "ranking (— = it matches no query word)."
+            f"{ui.plural(len(session.judgments), 'judged query')}, ranked with BM25 against the "
+            f"original catalog and the working copy. Rank = position of the first right {kind} in "
+            "the full ranking (— = it matches no query word). Every query is listed below."
         )
         cols = st.columns(len(SUMMARY_METRICS))
         for col, key in zip(cols, SUMMARY_METRICS, strict=True):
@@ -284,40 +325,31 @@ with right:
         won, lost = result.won, result.lost
         w_col, l_col = st.columns(2)
         with w_col:
-            st.markdown(f"**:green[▲ Won: {len(won)}]** — the right tool moved up")
+            st.markdown(f"**:green[▲ Won: {len(won)}]** — the right {kind} moved up")
             for o in won:
                 st.markdown(f"- {o.query} — {improve.rank_text(o.rank_before)} → "
                             f"**{improve.rank_text(o.rank_after)}**")
         with l_col:
-            st.markdown(f"**:red[▼ Lost: {len(lost)}]** — the right tool moved down")
+            st.markdown(f"**:red[▼ Lost: {len(lost)}]** — the right {kind} moved down")
             for o in lost:
                 st.markdown(f"- {o.query} — {improve.rank_text(o.rank_before)} → "
                             f"**{improve.rank_text(o.rank_after)}**")
 
-        diff = session.term_diff(tool_id)
-        st.markdown(f"**Indexed words of `{tool_id}`, working copy vs original**")
-        if diff.unchanged:
-            st.caption("No change: the index sees the same terms as in the original.")
-        else:
-            added = " ".join(f":green-background[+{t}]" for t in diff.added) or "none"
-            removed = " ".join(f":red-background[−{t}]" for t in diff.removed) or "none"
-            st.markdown(f"Added: {added}  \nRemoved: {removed}")
-            st.caption(f"Projection length {diff.length_before} → {diff.length_after} terms "
-                       "(longer projections weigh each word a little less).")
-            with st.expander("Every term whose count changed"):
-                st.dataframe(pd.DataFrame(diff.counts, columns=["term", "before", "after"]),
-                             hide_index=True, key="editor_term_counts")
+    diff = session.term_diff(tool_id)
+    st.markdown(f"**Indexed words of `{tool_id}`, working copy vs original**")
+    if diff.unchanged:
+        st.caption("No change: the index sees the same terms as in the original.")
+    else:
+        added = " ".join(f":green-background[+{t}]" for t in diff.added) or "none"
+        removed = " ".join(f":red-background[−{t}]" for t in diff.removed) or "none"
+        st.markdown(f"Added: {added}  \nRemoved: {removed}")
+        st.caption(f"Projection length {diff.length_before} → {diff.length_after} terms "
+                   "(longer projections weigh each word a little less).")
+        with st.expander("Every term whose count changed"):
+            st.dataframe(pd.DataFrame(diff.counts, columns=["term", "before", "after"]),
+                         hide_index=True, key="editor_term_counts")
 
-        only_changed = st.toggle("Only queries whose rank changed", key="editor_only_changed",
-                                 persist_state="session")
-        rows = improve.outcome_rows(result, only_changed=only_changed)
-        st.dataframe(
-            pd.DataFrame(rows), hide_index=True, key="editor_outcomes",
-            column_config={
-                "rank before": st.column_config.NumberColumn(format="%d"),
-                "rank after": st.column_config.NumberColumn(format="%d"),
-            },
-        )
+    if result is not None:
         with st.expander("All metric changes"):
             st.dataframe(
                 pd.DataFrame([{"metric": m.metric, "original": round(m.before, 4),
@@ -325,6 +357,29 @@ with right:
                               for m in result.metrics]),
                 hide_index=True, key="editor_metric_table",
             )
+
+# -- every judged query (full width, so the rank columns are in view) ----------------------------
+
+if result is not None:
+    st.subheader("Every judged query, before and after")
+    only_changed = st.toggle("Only queries whose rank changed", key="editor_only_changed",
+                             persist_state="session")
+    rows = improve.outcome_rows(result, only_changed=only_changed)
+    st.dataframe(
+        pd.DataFrame(rows, columns=improve.OUTCOME_COLUMNS), hide_index=True, key="editor_outcomes",
+        width="stretch", placeholder="—",
+        column_config={
+            "rank before": st.column_config.NumberColumn(
+                format="%d", width="small",
+                help=f"Rank of the first right {kind} in the original (— = matches no query word)."),
+            "rank after": st.column_config.NumberColumn(
+                format="%d", width="small", help=f"Rank of the first right {kind} in the working copy."),
+            "change": st.column_config.TextColumn(width="small"),
+            "last edit": st.column_config.TextColumn(
+                width="small", help="How the most recent change (edit, undo, redo) moved it."),
+            "query": st.column_config.TextColumn(width=360),
+        },
+    )
 
 # -- diff against the original ---------------------------------------------------------------------
 

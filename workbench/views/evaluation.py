@@ -20,20 +20,38 @@ from workbench.services import (
     lint_with_queries,
     search_catalog,
 )
-from workbench.state import current_catalog, current_judgments, require_catalog
-
-st.title("Evaluation")
-st.caption(
-    "Measure how well the catalog is ranked for a set of **judged queries** (queries with the "
-    "tools that should answer them), compare configurations, and find the definitions that hurt: "
-    "lint findings, and tools so alike that the engine cannot tell them apart."
+from workbench.state import (
+    current_catalog,
+    current_judgments,
+    follow_default_method,
+    require_catalog,
+    warn_unknown_judged_ids,
 )
 
 catalog = require_catalog(original=True)
-
 kind = item_kind(catalog)
+
+def _delta_row(d, base: str, other: str) -> dict:
+    """One metric of a comparison; a score-scale metric across methods has no delta ("n/a")."""
+    if d.delta is None:
+        na = f"n/a ({d.note})" if getattr(d, "note", None) else "n/a"
+        return {"metric": d.metric, base: round(d.baseline, 4), other: round(d.value, 4),
+                "delta": na, "95% CI low": None, "95% CI high": None, "significant": "no"}
+    return {"metric": d.metric, base: round(d.baseline, 4), other: round(d.value, 4),
+            "delta": round(d.delta, 4), "95% CI low": round(d.ci_low, 4),
+            "95% CI high": round(d.ci_high, 4), "significant": "yes" if d.significant else "no"}
+
+
+st.title("Evaluation")
+st.caption(
+    f"Measure how well the catalog is ranked for a set of **judged queries** (queries with the "
+    f"{kind}s that should answer them), compare configurations, and find the definitions that "
+    f"hurt: lint findings, and {kind}s so alike that the engine cannot tell them apart."
+)
+
 working = st.session_state.working
 judgments = current_judgments()
+warn_unknown_judged_ids(catalog, judgments)
 ids = [i.id for i in (catalog.skills if kind == "skill" else catalog.tools)]
 VERSIONS = {"original": catalog, "working copy": working}
 
@@ -132,18 +150,18 @@ if st.session_state.eval_runs is None and judgments:
     _run(["bm25"], ["original"], int(st.session_state.get("eval_top_k", 10)))
 
 run_tab, queries_tab, compare_tab, lint_tab, confusion_tab = st.tabs(
-    ["Run & metrics", "Judged queries", "Compare", "Lint", "Confusable tools"])
+    ["Run & metrics", "Judged queries", "Compare", "Lint", f"Confusable {kind}s"])
 
 # -- judged queries ----------------------------------------------------------------------------------
 
 with queries_tab:
     st.caption(
-        "Each judged query is something a user might ask, with the tools that should answer it "
-        "(none = no tool in the catalog should). Start from the set bundled with a sample catalog, "
-        "upload your own JSON Lines file, or write queries here."
+        f"Each judged query is something a user might ask, with the {kind}s that should answer "
+        f"it (none = no {kind} in the catalog should). Start from the set bundled with a sample "
+        "catalog, upload your own JSON Lines file, or write queries here."
     )
     label = st.session_state.judgments_label or "none"
-    st.markdown(f"**{len(judgments)} judged queries** · source: `{label}`")
+    st.markdown(f"**{ui.plural(len(judgments), 'judged query')}** · source: `{label}`")
     if st.session_state.eval_query_error:
         st.error(st.session_state.eval_query_error, icon=":material/error:")
     c1, c2 = st.columns(2)
@@ -184,20 +202,22 @@ with queries_tab:
 
 with run_tab:
     st.caption(
-        "Rank every judged query with one or more methods and score the rankings. **hit@k**: a "
-        "right tool is in the top k; **mrr@10**: 1 / rank of the first right tool; **ndcg@10**: "
-        "how close the top 10 is to the ideal order; **recall@k**: share of the right tools found."
+        f"Rank every judged query with one or more methods and score the rankings. **hit@k**: a "
+        f"right {kind} is in the top k; **mrr@10**: 1 / rank of the first right {kind}; "
+        f"**ndcg@10**: how close the top 10 is to the ideal order; **recall@k**: share of the "
+        f"right {kind}s found."
     )
     if not judgments:
         st.info("No judged queries yet: add or load some on the Judged queries tab.",
                 icon=":material/info:")
     else:
-        st.session_state.setdefault("eval_methods", ["bm25"])
+        follow_default_method("eval_methods", as_list=True)  # the sidebar's default, and any change
         st.session_state.setdefault("eval_versions", ["original"])
         st.session_state.setdefault("eval_top_k", 10)
         c1, c2, c3 = st.columns([3, 3, 1])
         c1.multiselect("Methods", list(METHODS), key="eval_methods", persist_state="session",
-                       help="semantic and hybrid load an embedding model on first use.")
+                       help="Starts from the sidebar's default method and follows it when it "
+                       "changes. semantic and hybrid load an embedding model on first use.")
         versions = ["original"] + (["working copy"] if working is not None else [])
         c2.multiselect("Catalog version", versions, key="eval_versions", persist_state="session",
                        help="The working copy exists once the What-if editor has an edit.")
@@ -234,11 +254,11 @@ with run_tab:
                            key="eval_download_json", icon=":material/download:")
 
         st.subheader("Per query")
-        st.caption("Rank = position of the first right tool in the run (empty = not in the top K). "
-                   "Sort to see the worst queries first.")
+        st.caption(f"Rank = position of the first right {kind} in the run (— = not in the top K, "
+                   f"or a query no {kind} should answer). Sort to see the worst queries first.")
         names = list(runs)
         s1, s2 = st.columns([3, 2])
-        sort_by = s1.selectbox("Sort by rank of the first right tool under", names,
+        sort_by = s1.selectbox(f"Sort by rank of the first right {kind} under", names,
                                key="eval_sort_by")
         order = s2.radio("Order", ["worst first", "best first"], key="eval_sort_order",
                          horizontal=True)
@@ -249,13 +269,13 @@ with run_tab:
             frame = frame.sort_values(column, ascending=order == "best first",
                                       na_position="first" if order == "worst first" else "last",
                                       kind="stable")
-        st.dataframe(frame, hide_index=True, key="eval_per_query",
+        st.dataframe(frame, hide_index=True, key="eval_per_query", placeholder="—",
                      column_config={c: st.column_config.NumberColumn(format="%d")
                                     for c in frame.columns if c.startswith("rank · ")})
 
         st.subheader("Why this ranking?")
-        st.caption("Pick a query to see, for its right tools and the top hit, how each query word "
-                   "contributed to the score.")
+        st.caption(f"Pick a query to see, for its right {kind}s and the top hit, how each query "
+                   "word contributed to the score.")
         q1, q2 = st.columns([3, 2])
         drill_query = q1.selectbox("Query", [j.query for j in judgments], key="eval_drill_query")
         drill_config = q2.selectbox("Configuration", names, key="eval_drill_config")
@@ -266,7 +286,7 @@ with run_tab:
         rel = judgment.relevant_ids
         st.dataframe(
             pd.DataFrame([{"rank": n + 1, r.method: i, "score": round(s, 4),
-                           "right tool": "✓" if i in rel else ""} for n, (i, s) in enumerate(hits)]),
+                           f"right {kind}": "✓" if i in rel else ""} for n, (i, s) in enumerate(hits)]),
             hide_index=True, key="eval_drill_hits",
         )
         try:
@@ -280,7 +300,7 @@ with run_tab:
                 if n == 0:
                     st.dataframe(ui.query_words_frame(exp, len(index), kind), hide_index=True,
                                  key="eval_drill_words")
-                role = "right tool" if target in rel else "top hit (not a right tool)"
+                role = f"right {kind}" if target in rel else f"top hit (not a right {kind})"
                 where = "not matched" if exp.rank is None else f"BM25 rank {exp.rank + 1}"
                 st.markdown(f"**`{target}`** — {role} · BM25 score {exp.score:.4f} · {where}")
                 st.dataframe(ui.term_table(exp), hide_index=True, key=f"eval_drill_terms_{n}")
@@ -305,29 +325,35 @@ with compare_tab:
         base = c1.selectbox("Baseline", names, key="eval_cmp_base")
         other = c2.selectbox("Compared with", [n for n in names if n != base], key="eval_cmp_other")
         try:
-            comparison = compare({base: runs[base].report, other: runs[other].report}, judgments)
+            comparison = compare(
+                {base: runs[base].report, other: runs[other].report}, judgments,
+                methods={base: runs[base].method, other: runs[other].method},
+            )
         except RanklensError as exc:
             st.error(str(exc), icon=":material/error:")
         else:
             st.dataframe(
-                pd.DataFrame([{"metric": d.metric, base: round(d.baseline, 4), other: round(d.value, 4),
-                               "delta": round(d.delta, 4), "95% CI low": round(d.ci_low, 4),
-                               "95% CI high": round(d.ci_high, 4),
-                               "significant": "yes" if d.significant else "no"}
-                              for d in comparison.deltas]),
+                pd.DataFrame([_delta_row(d, base, other) for d in comparison.deltas]),
                 hide_index=True, key="eval_cmp_table",
             )
-            b_col, w_col = st.columns(2)
-            for col, title, changes in ((b_col, f"Better with {other}", comparison.better[other]),
-                                        (w_col, f"Worse with {other}", comparison.worse[other])):
-                col.markdown(f"**{title}: {len(changes)}**")
-                col.dataframe(
-                    pd.DataFrame([{"query": c.query, "rank before": c.baseline_rank,
-                                   "rank after": c.rank, comparison.key_metric: round(c.delta, 3)}
-                                  for c in changes],
-                                 columns=["query", "rank before", "rank after", comparison.key_metric]),
-                    hide_index=True, key=f"eval_cmp_{'better' if col is b_col else 'worse'}",
-                )
+            st.caption(f"Rank = rank of the first right {kind} with **{base}** → with "
+                       f"**{other}** (— = not in the top K). {comparison.key_metric} = the change of "
+                       "that query's score, which decides better or worse.")
+            key_metric = comparison.key_metric
+            for title, changes, name in ((f"Better with {other}", comparison.better[other], "better"),
+                                         (f"Worse with {other}", comparison.worse[other], "worse")):
+                st.markdown(f"**{title}: {ui.plural(len(changes), 'query')}**")
+                if changes:
+                    st.dataframe(
+                        pd.DataFrame(improve.change_rows(changes, key_metric),
+                                     columns=["rank", "query", key_metric]),
+                        hide_index=True, key=f"eval_cmp_{name}", width="stretch",
+                        column_config={
+                            "rank": st.column_config.TextColumn(width="small"),
+                            "query": st.column_config.TextColumn(width="large"),
+                            key_metric: st.column_config.NumberColumn(format="%+.3f", width="small"),
+                        },
+                    )
 
 # -- lint -----------------------------------------------------------------------------------------
 
@@ -335,7 +361,7 @@ with lint_tab:
     current = current_catalog()
     st.caption(
         "What in each definition hurts its ranking, grouped by rule. With judged queries the "
-        "query rules run too (tools no query reaches, tools that shadow the right one). "
+        f"query rules run too ({kind}s no query reaches, {kind}s that shadow the right one). "
         + ("Linting the working copy." if working is not None else "")
     )
     findings = lint_with_queries(current, judgments)
@@ -346,10 +372,11 @@ with lint_tab:
         meta = RULES[rule]
         with st.expander(f"{rule} · {meta.severity} · {len(group)}", icon=icons[meta.severity]):
             st.caption(meta.rationale)
-            st.dataframe(
+            # A static table wraps long problems and suggestions instead of cutting them off.
+            st.table(
                 pd.DataFrame([{kind: f.tool_id, "where": f.path, "problem": f.message,
                                "suggestion": f.suggestion, "related": f.related or ""} for f in group]),
-                hide_index=True, key=f"lint_table_{rule}",
+                hide_index=True, height=600 if len(group) > 12 else "content",
             )
             l1, l2 = st.columns([3, 1], vertical_alignment="bottom")
             choice = l1.selectbox(f"{kind.title()}", list(dict.fromkeys(f.tool_id for f in group)),
@@ -363,18 +390,19 @@ with confusion_tab:
     current = current_catalog()
     items = current.skills if kind == "skill" else current.tools
     st.caption(
-        "Pairs of tools whose indexed words mostly coincide (cosine of idf-weighted term counts "
-        "over name, description and input schema; 1 = the same words). BM25 scores such tools "
-        "nearly alike for every query, so the wrong one often wins: make each say what sets it apart."
+        f"Pairs of {kind}s whose indexed words mostly coincide (cosine of idf-weighted term counts "
+        f"over name, description and {'input schema' if kind == 'tool' else 'tags'}; 1 = the same "
+        f"words). BM25 scores such {kind}s nearly alike for every query, so the wrong one often "
+        "wins: make each say what sets it apart."
     )
     st.session_state.setdefault("conf_top_n", 12)
     top_n = st.slider("Pairs to show", 3, 40, key="conf_top_n", persist_state="session")
     pairs = confusable(current, int(top_n))
     if not pairs:
-        st.info("No two tools share an indexed word.", icon=":material/info:")
+        st.info(f"No two {kind}s share an indexed word.", icon=":material/info:")
     else:
         st.dataframe(
-            pd.DataFrame([{"tool A": p.a, "tool B": p.b, "similarity": round(p.similarity, 3),
+            pd.DataFrame([{f"{kind} A": p.a, f"{kind} B": p.b, "similarity": round(p.similarity, 3),
                            "shared terms (rarest first)": ", ".join(p.shared[:12])} for p in pairs]),
             hide_index=True, key="conf_table",
         )
@@ -389,6 +417,6 @@ with confusion_tab:
                           yaxis={"autorange": "reversed"})
         st.plotly_chart(fig, key="conf_heatmap")
         c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
-        choice = c1.selectbox("Tool", pair_ids(pairs), key="conf_tool")
+        choice = c1.selectbox(kind.title(), pair_ids(pairs), key="conf_tool")
         if c2.button("Open in editor", key="conf_open", icon=":material/edit_note:"):
             _open_in_editor(choice)

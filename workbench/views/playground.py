@@ -8,12 +8,12 @@ from core.errors import RanklensError
 from core.search import METHODS
 from workbench import ui
 from workbench.services import dense_index, explain_many, run_search
-from workbench.state import current_judgments, require_catalog
+from workbench.state import current_judgments, follow_default_method, require_catalog
 
 cat = require_catalog()
 st.title("Query playground")
 st.caption(
-    "Type what a user might ask the agent. See which tools the engine would offer, in what "
+    "Type what a user might ask the agent. See which tools (or skills) the engine would offer, in what "
     "order, and why each one scores what it does."
 )
 
@@ -24,7 +24,7 @@ judgments = current_judgments()
 # The first visit seeds the widgets; persist_state keeps them across page switches.
 if "playground_query" not in st.session_state:
     st.session_state.playground_query = st.session_state.query or (judgments[0].query if judgments else "")
-st.session_state.setdefault("playground_method", st.session_state.method)
+follow_default_method("playground_method")  # the sidebar's default, and any change of it
 st.session_state.setdefault("playground_top_k", st.session_state.top_k)
 
 
@@ -52,7 +52,7 @@ query: str = st.session_state.playground_query
 method: str = st.session_state.playground_method or "bm25"
 top_k = int(st.session_state.playground_top_k)
 st.session_state.query = query
-st.caption(ui.METHOD_HELP[method])
+st.caption(ui.method_help(method, kind))
 
 # -- search ------------------------------------------------------------------
 try:
@@ -84,7 +84,7 @@ with st.expander("What do these mean?"):
     st.markdown(
         f"Each query word is lowercased, dropped if it is a **stop word** (grey: too common to "
         f"search on) and otherwise **stemmed** to its index term (→). Green terms occur in the "
-        f"given number of {kind}s. " + ui.ABSENT_HELP
+        f"given number of {kind}s. " + ui.worded(ui.ABSENT_HELP, kind)
     )
     st.dataframe(ui.query_words_frame(words_expl, len(items), kind), key="playground_words",
                  hide_index=True, width="stretch")
@@ -93,9 +93,10 @@ st.subheader("Results")
 if not result.hits:
     st.info(f"No results: {result.reason or 'nothing matched'}.")
 else:
-    cap = f"Top {len(result)} of {len(items)} {kind}s for “{query}”, best first, by **{method}**."
+    cap = (f"Top {len(result)} of {ui.plural(len(items), kind)} for “{query}”, best first, "
+           f"by **{method}**.")
     if relevant is not None:
-        cap += " This is a judged query: a ticked box marks the tools judged relevant."
+        cap += f" This is a judged query: a ticked box marks the {kind}s judged relevant."
     st.caption(cap)
     st.container(key="playground_results_box").dataframe(
         ui.results_frame(result, explanations, descriptions, relevant),
@@ -106,7 +107,7 @@ else:
             "score": st.column_config.NumberColumn(
                 "score", format="%.4f",
                 help={"bm25": "BM25 score: the sum of the term contributions charted below.",
-                      "semantic": "Cosine similarity between the query and the tool's embedding.",
+                      "semantic": f"Cosine similarity between the query and the {kind}'s embedding.",
                       "hybrid": "Fused score: the sum of each ranking's 1 / (60 + rank)."}[method]),
             "BM25 share of score": st.column_config.ProgressColumn(
                 "BM25 share of score", min_value=0.0, max_value=1.0, format="percent",
@@ -114,7 +115,7 @@ else:
                 "from the semantic ranking."),
             "judged relevant": st.column_config.CheckboxColumn("judged relevant"),
             "matched terms": st.column_config.TextColumn(
-                "matched terms", help="Query terms found in the tool's text."),
+                "matched terms", help=f"Query terms found in the {kind}'s text."),
             "description": st.column_config.TextColumn("description", width="large"),
         },
     )
@@ -126,7 +127,8 @@ else:
 
 # -- contribution chart --------------------------------------------------------
 st.subheader("Why each hit scores what it does")
-st.caption(ui.CONTRIBUTION_HELP + " Hover a bar segment for tf, df, idf and the fields the term matched.")
+st.caption(ui.worded(ui.CONTRIBUTION_HELP, kind)
+           + " Hover a bar segment for tf, df, idf and the fields the term matched.")
 if method != "bm25":
     st.info(
         f"These bars explain the **BM25** score of each {method} hit. "
@@ -166,15 +168,17 @@ if target is not None:
     m1, m2, m3, m4 = st.columns(4)
     m1.metric(f"Rank in these {method} results", ui.rank_label(position) if position is not None
               else f"not in top {top_k}")
-    m2.metric("BM25 rank in the whole catalog", ui.rank_label(expl.rank),
-              help="— means it shares no term with the query, so BM25 does not rank it at all.")
+    m2.metric("BM25 rank, whole catalog", ui.rank_label(expl.rank),
+              help=f"Its BM25 rank among all {ui.plural(len(items), kind)}. — means it shares no "
+              "term with the query, so BM25 does not rank it at all.")
     m3.metric("BM25 score", f"{expl.score:.4f}")
     if method != "bm25":
         try:
             dense = dense_index(cat, st.session_state.model).explain(query, target, "hybrid")
             sem = next(a for a in dense.arms if a.method == "semantic")
-            m4.metric("Semantic rank in the whole catalog", ui.rank_label(sem.rank),
-                      help=f"cosine similarity {sem.score:.4f}" if sem.score is not None else None)
+            m4.metric("Semantic rank, whole catalog", ui.rank_label(sem.rank),
+                      help=f"Its semantic rank among all {ui.plural(len(items), kind)}"
+                      + (f" (cosine similarity {sem.score:.4f})." if sem.score is not None else "."))
         except RanklensError as exc:
             m4.caption(f"Semantic rank unavailable: {exc}")
     st.dataframe(ui.term_table(expl), key="playground_why_not_terms", hide_index=True, width="stretch",
@@ -187,7 +191,8 @@ if target is not None:
         st.success(f"**{target}** is the top hit for this query.")
     elif len(lacking):
         st.warning(
-            f"**{target}** lacks {len(lacking)} query term(s) that {kind}s ranked above it have: "
+            f"**{target}** lacks {ui.plural(len(lacking), 'query term')} that {kind}s ranked above "
+            "it have: "
             + ", ".join(f"“{t}”" for t in lacking["term"])
             + ". Adding those words (where true) to its description would raise its BM25 score.",
             icon=":material/lightbulb:",
@@ -200,5 +205,5 @@ if target is not None:
             "through more occurrences, rarer terms, or a shorter text."
         )
     if expl.absent_terms:
-        st.caption("Absent from the whole catalog (no tool can match them): "
+        st.caption(f"Absent from the whole catalog (no {kind} can match them): "
                    + ", ".join(f"“{t}”" for t in expl.absent_terms))
