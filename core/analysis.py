@@ -6,7 +6,7 @@ versioned profile (`Analyzer.profile`); an index keeps the analyzer it was
 built with and analyses every query with it, and records its profile.
 
 The default profile, ``ratel-0.12``, is the reference engine's chain
-(engine-contract.md, "Analyzer"):
+(../shared/reference/engine-contract.md, "Analyzer"):
 
 1. transliterate to ASCII, then lowercase;
 2. segment into words by Unicode UAX #29 rules applied to ASCII;

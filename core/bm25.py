@@ -1,8 +1,8 @@
 """An incremental, vectorised BM25 index whose scores are the reference engine's, bit for bit.
 
-Scoring (engine-contract.md, "Scoring"), all in float32:
+Scoring (../shared/reference/engine-contract.md, "Scoring"), all in float32:
 
-    idf  = ln(1 + (N - n + 0.5) / (n + 0.5))          ln correctly rounded
+    idf  = ln(1 + (N - n + 0.5) / (n + 0.5))          ln = the C library's logf (below)
     norm = k1 * ((1 - b) + b * (dl / avgdl))           per document
     part = tf * (k1 + 1) / (tf + norm)
     score = sum over query tokens, in query order, duplicates included, of idf * part
@@ -104,7 +104,8 @@ class BM25Index:
         analyzer: the chain used for documents and queries alike; its profile
             is recorded in `profile`.
 
-    Thread-safe: mutation and search take one lock.
+    Thread-safe: mutation and scoring take one lock; the small accessors
+    (`df`, `avgdl`, `len`) read without it.
     """
 
     def __init__(self, analyzer: Analyzer | None = None) -> None:
@@ -147,10 +148,6 @@ class BM25Index:
         """How many live documents contain ``term``."""
         tid = self._term_ids.get(term)
         return 0 if tid is None else self._df[tid]
-
-    def doc_length(self, doc_id: str) -> int:
-        """The token count of a document."""
-        return self._dl[self._slot_of[doc_id]]
 
     # -- mutation --------------------------------------------------------------
 

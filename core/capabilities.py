@@ -583,9 +583,6 @@ class CapabilityHost:
         )
 
 
-Capabilities = CapabilityHost
-"""Alias of `CapabilityHost`."""
-
 
 def validation_error(schema: Mapping[str, Any], instance: Any) -> str | None:
     """The most relevant JSON Schema violation of `instance`, as one line, or None when it is valid.

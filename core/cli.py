@@ -113,10 +113,6 @@ def load_for_cli(args: argparse.Namespace, path: str | None = None):
     )
 
 
-def _search(catalog, query: str, top_k: int, method: str) -> SearchResult:
-    return catalog.search_with(query, top_k, method)
-
-
 def hits_json(result: SearchResult) -> list[dict[str, Any]]:
     """Hits as JSON objects, with per-arm details for hybrid results."""
     out = []
@@ -133,7 +129,7 @@ def hits_json(result: SearchResult) -> list[dict[str, Any]]:
 
 def cmd_search(args: argparse.Namespace) -> int:
     catalog = load_for_cli(args)
-    result = _search(catalog, args.query, args.top_k, args.method)
+    result = catalog.search_with(args.query, args.top_k, args.method)
     if args.top_k == 0:
         result = replace(result, reason="top-k is 0: nothing asked for")
     if args.json:
@@ -163,15 +159,15 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def explanation_json(exp: Explanation) -> dict[str, Any]:
-    """An explanation as stable JSON."""
+def explanation_json(exp: Explanation, profile: str) -> dict[str, Any]:
+    """An explanation as stable JSON (``profile``: the analyzer profile it was computed with)."""
     return {
         "query": exp.query,
         "id": exp.item_id,
         "score": exp.score,
         "rank": exp.rank,
         "matched": exp.matched,
-        "profile": "ratel-0.12",
+        "profile": profile,
         "terms": [
             {
                 "term": t.term, "word": t.word, "tf": t.tf, "df": t.df, "idf": t.idf,
@@ -191,7 +187,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     catalog = open_catalog(args.catalog)
     exp = catalog.explain(args.query, args.tool_id)
     if args.json:
-        dump_json(explanation_json(exp))
+        dump_json(explanation_json(exp, catalog.profile))
         return 0
     rank = "matches no query word" if exp.rank is None else f"#{exp.rank + 1} of {len(catalog)}"
     print(f"{exp.item_id}: BM25 score {exp.score:.4f} ({rank})")
@@ -248,10 +244,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     bar = progress_bar(len(queries), "ranking")
     run: dict[str, list[list[Any]]] = {}
     for i, q in enumerate(queries, 1):
-        run[q] = [[h.id, h.score] for h in _search(catalog, q, args.top_k, args.method)]
+        run[q] = [[h.id, h.score] for h in catalog.search_with(q, args.top_k, args.method)]
         bar(i, len(queries))
     text = json.dumps(run, indent=1, ensure_ascii=False, sort_keys=True)
-    if args.out in (None, "-"):
+    if args.out == "-":
         print(text)
     else:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
@@ -270,22 +266,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="rank a catalog for one query")
     p.add_argument("catalog", help="catalog file or skills folder")
     p.add_argument("query")
-    p.add_argument("--top-k", type=int, default=10)
+    p.add_argument("--top-k", type=int, default=10, help="hits to return per query (default 10)")
     p.add_argument("--json", action="store_true", help="stable JSON output")
     add_method_options(p)
     p.set_defaults(func=cmd_search)
 
-    p = sub.add_parser("explain", help="explain one tool's BM25 score term by term")
+    p = sub.add_parser("explain", help="explain one tool's or skill's BM25 score term by term")
     p.add_argument("catalog")
     p.add_argument("query")
-    p.add_argument("tool_id")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("tool_id", metavar="ITEM_ID", help="id of the tool (or skill) to explain")
+    p.add_argument("--json", action="store_true", help="stable JSON output")
     p.set_defaults(func=cmd_explain)
 
     p = sub.add_parser("run", help="rank every query of a JSONL file and write the run")
     p.add_argument("catalog")
     p.add_argument("queries", help='JSONL file, one {"query": ...} per line')
-    p.add_argument("--top-k", type=int, default=10)
+    p.add_argument("--top-k", type=int, default=10, help="hits to return per query (default 10)")
     p.add_argument("--out", default="-", help="RUN.json to write ({query: [[id, score], ...]}); - for stdout")
     add_method_options(p)
     p.set_defaults(func=cmd_run)

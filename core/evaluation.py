@@ -1619,7 +1619,7 @@ def add_cli(subparsers: Any) -> None:
         "delta against the first (the baseline) with a paired bootstrap 95% interval, then the "
         "queries that got better and worse. A configuration is a catalog path (ranked with "
         "--method) or --config [NAME=]METHOD[@FLOOR]:PATH, where METHOD is bm25, semantic, "
-        "hybrid, or run (PATH is then a run saved by `eval --run-out`). Examples: "
+        "hybrid, or run (PATH is then a run saved by `eval --run-out` or `ranklens run --out`). Examples: "
         "`ranklens compare q.jsonl old.json new.json`; "
         "`ranklens compare q.jsonl --config bm25:cat.json --config hybrid:cat.json`. "
         "FLOOR drops the hits of that configuration scoring below it, in its own scores; "

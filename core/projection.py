@@ -1,7 +1,7 @@
 """Projection: the text of a tool or skill definition that the index sees.
 
 Pure functions. The projection is exactly the reference engine's
-(engine-contract.md, "Projection"): parts joined by one space, in order
+(../shared/reference/engine-contract.md, "Projection"): parts joined by one space, in order
 
 1. the name whole, then its identifier-split form when that differs;
 2. the description verbatim (omitted when empty);

@@ -2,8 +2,10 @@
 
 `ToolCatalog` and `SkillCatalog` keep a BM25 index (always) and, when
 constructed with ``method="semantic"`` or ``"hybrid"``, an embedding index
-over the same projection text. ``search`` is synchronous and BM25-only;
-``search_async`` runs any method.
+over the same projection text. ``search`` is BM25-only (it raises on a
+semantic/hybrid catalog); ``search_with`` runs any method synchronously;
+``search_async`` wraps it for async callers (it does not yield to the event
+loop while embedding the query).
 """
 
 from __future__ import annotations
@@ -30,15 +32,15 @@ from core.embedding import (
     rank_by_cosine,
 )
 from core.errors import QueryError
-from core.fusion import reciprocal_rank_fusion
+from core.fusion import DEFAULT_DEPTH, DEFAULT_RRF_K, reciprocal_rank_fusion
 from core.projection import Part, skill_parts, tool_parts
 from core.rerank import Reranker, run_rerank
 from core.text import did_you_mean
 from core.trace import ORIGINS, Origin, Trace, TraceEvent, TraceHit
 
 METHODS = ("bm25", "semantic", "hybrid")
-RRF_K = 60
-HYBRID_DEPTH = 100
+RRF_K = DEFAULT_RRF_K  # hybrid fuses with fusion's defaults: k = 60,
+HYBRID_DEPTH = DEFAULT_DEPTH  # and each arm to depth max(100, top_k)
 ARMS = ("bm25", "semantic")
 ProgressCallback = Callable[[int, int], None]
 
@@ -123,7 +125,7 @@ def check_top_k(top_k: int) -> int:
 
 @dataclass(frozen=True)
 class ArmScore:
-    """One retrieval arm's view of a hit (for semantic and hybrid results).
+    """One retrieval arm's view of a hit (on hybrid hits, and in semantic/hybrid explanations).
 
     Attributes:
         method: "bm25" or "semantic".
@@ -187,7 +189,8 @@ class TermExplanation:
         tf: occurrences of the term in the item's projection.
         df: items in the catalog containing the term.
         idf, dl, avgdl: the BM25 inputs, as scored (float32 values).
-        contribution: idf * tf part; the contributions add up to the score.
+        contribution: idf times the saturated tf part, tf * (k1 + 1) / (tf + norm);
+            the contributions add up to the score.
         fields: projection paths where the term occurs in this item.
     """
 
@@ -662,9 +665,16 @@ class ToolCatalog(_Catalog[Tool]):
     """A searchable catalog of tools.
 
     Args:
-        tools: tools to register at once.
+        items: tools to register at once (positional: ``ToolCatalog(tools)``).
         method: the default search method, "bm25" (default), "semantic" or "hybrid".
         analyzer: the analysis chain (default: the reference engine's).
+        model: embedding model of a semantic/hybrid catalog (spec string, `EmbeddingSpec`
+            or `Embedder`; default: the bundled all-MiniLM-L6-v2).
+        cache_dir, persistent_cache: where embeddings are cached on disk.
+        progress: ``(done, total)`` callback while embedding.
+        floors: relevance floors per arm, e.g. ``{"bm25": 5.0, "semantic": 0.3}``.
+        reranker, rerank_depth, rerank_timeout_s, rerank_on_error: the optional reranker.
+        trace: a `core.trace.Trace` recording every search.
     """
 
     _item_type = Tool
@@ -697,8 +707,6 @@ class SkillCatalog(_Catalog[Skill]):
     def skills(self) -> list[Skill]:
         """Registered skills in registration order."""
         return self.items
-
-
 
 
 def catalog_for(

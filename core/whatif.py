@@ -725,10 +725,6 @@ class WhatIfSession:
     def can_redo(self) -> bool:
         return bool(self._redo)
 
-    @property
-    def last_edit(self) -> Edit | None:
-        return self._history[-1] if self._history else None
-
     def _set(self, item: Item) -> None:
         """Put ``item`` into the working copy and re-register it (incrementally)."""
         if self.kind == "skill":
