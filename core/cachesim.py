@@ -467,7 +467,15 @@ def format_report(sims: Sequence[StrategySim]) -> str:
         f"{'strategy':<13} {'turn':>4} {'tools':>5} {'input':>8} {'cached':>8} "
         f"{'uncached':>8} {'calls':>5}  missing"
     )
-    lines = [f"token figures are {TOKEN_UNIT}", "", header, "-" * len(header)]
+    lines = [
+        f"token figures are {TOKEN_UNIT}; per turn: tools = tool definitions the model could see, "
+        "input = prompt tokens, cached = the byte-identical prefix shared with the previous turn's "
+        "prompt, uncached = the rest, calls = model calls in the turn, missing = tools the turn "
+        "called that were not in the prompt",
+        "",
+        header,
+        "-" * len(header),
+    ]
     for sim in sims:
         for t in sim.turns:
             lines.append(

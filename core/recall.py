@@ -698,13 +698,15 @@ def load_transcript(path: str | Path) -> Transcript:
 
 def _summarise_output(output: Any) -> str:
     if isinstance(output, Mapping) and "tools" in output:
-        tools = [
-            f"{h['toolId']} ({h['score']:.3f})"
+        # Hits come grouped by server (in order of each server's first hit), as
+        # the model sees them; name the groups so the scores don't look unsorted.
+        groups = [
+            f"[{g.get('server', {}).get('name', '?')}] "
+            + ", ".join(f"{h['toolId']} ({h['score']:.3f})" for h in g.get("hits", []))
             for g in output["tools"].get("groups", [])
-            for h in g.get("hits", [])
         ]
         skills = [f"{s['skillId']} ({s['score']:.3f})" for s in output.get("skills", [])]
-        line = "tools: " + (", ".join(tools) or "none")
+        line = "tools by server: " + ("; ".join(groups) or "none")
         if skills:
             line += " | skills: " + ", ".join(skills)
         return line
