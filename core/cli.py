@@ -103,11 +103,13 @@ def load_for_cli(args: argparse.Namespace, path: str | None = None):
         from core.rerank import CrossEncoderReranker
 
         reranker = CrossEncoderReranker(args.reranker)
+    method = getattr(args, "method", "bm25")
     return open_catalog(
         path or args.catalog,
-        method=getattr(args, "method", "bm25"),
+        method=method,
         model=getattr(args, "model", None),
-        progress=progress_bar(0, "embedding"),
+        # A BM25 catalog embeds nothing: no bar, and no tqdm import on that path.
+        progress=progress_bar(0, "embedding") if method != "bm25" else None,
         floors=parse_floors(getattr(args, "floor", None)),
         reranker=reranker,
     )

@@ -1249,8 +1249,29 @@ def load_search_catalog(
         QueryError: ``skills=True`` on a catalog without skills (or ``False``
             on one without tools), or a judged id the catalog lacks.
     """
-    from core.catalog import load_catalog, require_items
     from core.search import SkillCatalog, ToolCatalog
+
+    catalog, use_skills = checked_catalog(path, skills, judgments=judgments, queries_source=queries_source)
+    if progress is not None:
+        options = {**options, "progress": progress}
+    if use_skills:
+        return SkillCatalog(catalog.skills, method=method, **options)
+    return ToolCatalog(catalog.tools, method=method, **options)
+
+
+def checked_catalog(
+    path: str | Path,
+    skills: bool | None = None,
+    *,
+    judgments: Sequence[Judgment] | None = None,
+    queries_source: str = "",
+) -> tuple[Catalog, bool]:
+    """Load a catalog and run `load_search_catalog`'s checks, without building an index.
+
+    Returns the catalog and whether its skills (not its tools) are ranked.
+    Raises what `load_search_catalog` raises.
+    """
+    from core.catalog import load_catalog, require_items
 
     catalog: Catalog = require_items(load_catalog(path), path)
     use_skills = skills if skills is not None else (not catalog.tools and bool(catalog.skills))
@@ -1272,11 +1293,7 @@ def load_search_catalog(
                     f"{'drop' if use_skills else 'pass'} --skills.")
         check_judgments(judgments, [i.id for i in items], source=queries_source,
                         kind="skill" if use_skills else "tool", catalog=str(path), hint=hint)
-    if progress is not None:
-        options = {**options, "progress": progress}
-    if use_skills:
-        return SkillCatalog(catalog.skills, method=method, **options)
-    return ToolCatalog(catalog.tools, method=method, **options)
+    return catalog, use_skills
 
 
 def _catalog_options(args: argparse.Namespace, floors: Mapping[str, float] | None = None) -> dict[str, Any]:
@@ -1458,11 +1475,17 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             raise QueryError(f"--jobs must be at least 1, got {args.jobs}")
         floors = parse_eval_floors(args.floor, args.method)
         options = _catalog_options(args, floors)
-        # Opened here, not by the workers' dispatcher, so a judged id the catalog lacks
-        # is reported before anything is embedded or ranked.
-        catalog = load_search_catalog(args.catalog, args.method, args.skills,
-                                      progress=_embedding_bar(args.method), judgments=judgments,
-                                      queries_source=str(args.queries), **options)
+        # A judged id the catalog lacks is reported before anything is embedded or
+        # ranked. With BM25 and several jobs, only the checks run here, so this
+        # process builds its index while the workers build theirs.
+        if args.jobs > 1 and args.method == "bm25":
+            checked_catalog(args.catalog, args.skills, judgments=judgments,
+                            queries_source=str(args.queries))
+            catalog = None
+        else:
+            catalog = load_search_catalog(args.catalog, args.method, args.skills,
+                                          progress=_embedding_bar(args.method), judgments=judgments,
+                                          queries_source=str(args.queries), **options)
         run = run_queries_parallel(args.catalog, judgments, top_k, args.method, jobs=args.jobs,
                                    skills=args.skills, catalog=catalog,
                                    progress=_ranking_bar(len(judgments)), **options)

@@ -35,6 +35,15 @@ SAMPLES = ROOT / "sample_catalogs"
 SHARED_EVAL = ROOT.parent / "shared" / "eval" / "stabletoolbench"
 
 
+def keys_sorted(value) -> bool:
+    """Whether every JSON object in ``value``, at any depth, has its keys in sorted order."""
+    if isinstance(value, dict):
+        return list(value) == sorted(value) and all(keys_sorted(v) for v in value.values())
+    if isinstance(value, list):
+        return all(keys_sorted(v) for v in value)
+    return True
+
+
 def oracle_tools(tools):
     """A ratel-ai 0.12.0 ToolRegistry holding ``tools`` (core Tool objects)."""
     ratel = pytest.importorskip("ratel_ai", reason="ratel-ai==0.12.0 is a test dependency")

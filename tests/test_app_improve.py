@@ -52,6 +52,15 @@ def open_page(page: str) -> AppTest:
     return at
 
 
+def open_sample(sample: str, page: str) -> AppTest:
+    """Load a bundled sample on the Catalog page, then open ``page``."""
+    at = open_page("catalog")
+    at.selectbox(key="catalog_sample").set_value(sample)
+    at.button(key="catalog_load_sample").click().run()
+    at.switch_page(f"views/{page}.py").run()
+    return at
+
+
 def outcome(at: AppTest, query: str = QUERY):
     return next(o for o in at.session_state["whatif"].result.outcomes if o.query == query)
 
@@ -294,10 +303,7 @@ def test_sidebar_mentions_an_autosave_only_when_it_holds_applied_edits(autosave_
 
 
 def test_skills_catalog_downloads_a_zip_of_skill_folders_and_is_worded_for_skills():
-    at = open_page("catalog")
-    at.selectbox(key="catalog_sample").set_value("skills")
-    at.button(key="catalog_load_sample").click().run()
-    at.switch_page("views/editor.py").run()
+    at = open_sample("skills", "editor")
     assert not at.exception
     [download] = [b for b in at.get("download_button") if b.proto.label.startswith("Download (")]
     assert download.proto.label == "Download (skills-folder)"
@@ -455,10 +461,7 @@ def test_recall_totals_cost_with_a_cached_token_price():
 
 
 def test_recall_on_a_skills_catalog():
-    at = open_page("catalog")
-    at.selectbox(key="catalog_sample").set_value("skills")
-    at.button(key="catalog_load_sample").click().run()
-    at.switch_page("views/recall.py").run()
+    at = open_sample("skills", "recall")
     assert not at.exception
     assert any("only skills" in m.value and "eager recall" in m.value for m in at.markdown)
     totals = next(d.value for d in at.dataframe if "uncached tokens" in d.value.columns)

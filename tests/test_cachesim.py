@@ -31,6 +31,7 @@ from core.cachesim import (
 from core.capabilities import CapabilityHost
 from core.catalog import Tool, load_catalog
 from core.recall import Message, TextPart, TranscriptError, canonical_json, eager_recall
+from tests.conftest import keys_sorted
 
 ROOT = Path(__file__).parent.parent
 CONVERSATIONS = ROOT / "sample_catalogs" / "conversations"
@@ -323,14 +324,6 @@ def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(capsys.readouterr().out)["strategies"][1]["turns"][0]["prompt"].startswith('{"tools":')
 
 
-def _keys_sorted(value: Any) -> bool:
-    if isinstance(value, dict):
-        return list(value) == sorted(value) and all(_keys_sorted(v) for v in value.values())
-    if isinstance(value, list):
-        return all(_keys_sorted(v) for v in value)
-    return True
-
-
 def test_cli_json_sorts_keys_and_keeps_each_prompt_byte_for_byte(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -338,7 +331,7 @@ def test_cli_json_sorts_keys_and_keeps_each_prompt_byte_for_byte(
             "--strategies", "eager-recall"]
     assert run_cli(argv) == 0
     report = json.loads(capsys.readouterr().out)
-    assert _keys_sorted(report)
+    assert keys_sorted(report)
     host = CapabilityHost.from_catalog(load_catalog(SAMPLE_CATALOG))
     expected = simulate(host, load_conversation(SAMPLE_CONVERSATION), "eager-recall")
     prompts = [t["prompt"] for t in report["strategies"][0]["turns"]]

@@ -31,6 +31,7 @@ from core.evaluation import (
     run_queries,
     save_run,
 )
+from tests.conftest import keys_sorted
 
 HERE = Path(__file__).parent
 STB = Path(__file__).resolve().parents[2] / "shared" / "eval" / "stabletoolbench"
@@ -627,14 +628,6 @@ def test_stabletoolbench_loads_with_load_catalog():
 # --------------------------------------------------------------------------- compare as a regression gate
 
 
-def _keys_sorted(value) -> bool:
-    if isinstance(value, dict):
-        return list(value) == sorted(value) and all(_keys_sorted(v) for v in value.values())
-    if isinstance(value, list):
-        return all(_keys_sorted(v) for v in value)
-    return True
-
-
 def test_cli_compare_fail_under_delta(fake_loader, qfile, capsys):
     # good -> bad: both answerable queries lose rank 1 (hit@1 delta -1, mrr@10 delta -0.5)
     assert _cli(["compare", str(qfile), "good.json", "bad.json", "--fail-under", "hit@1=-0.01",
@@ -655,7 +648,7 @@ def test_cli_compare_fail_under_names_every_failing_config(fake_loader, qfile, c
                  "--n-boot", "50"]) == 1
     captured = capsys.readouterr()
     data = json.loads(captured.out)
-    assert _keys_sorted(data)
+    assert keys_sorted(data)
     assert data["failures"] == ["mrr@10 delta of b vs a = -0.5000 is below 0"]
     assert "FAIL: mrr@10 delta of b vs a" in captured.err and " c vs a" not in captured.err
 
@@ -713,7 +706,7 @@ def test_check_deltas_on_a_comparison():
 def test_cli_eval_json_keys_are_sorted(fake_loader, qfile, capsys):
     assert _cli(["eval", "bad.json", str(qfile), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert _keys_sorted(data) and list(data)[:2] == ["answerable", "config"]
+    assert keys_sorted(data) and list(data)[:2] == ["answerable", "config"]
 
 
 # --------------------------------------------------------------------------- progress

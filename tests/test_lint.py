@@ -13,6 +13,7 @@ from core import lint
 from core.catalog import Catalog, Skill, Tool
 from core.evaluation import Judgment
 from core.lint import RULES, Finding, exit_code, lint_catalog, saturation_gain
+from tests.conftest import keys_sorted
 
 # --------------------------------------------------------------------------- clean definitions
 
@@ -556,19 +557,11 @@ def test_cli_help_states_the_exit_codes(capsys):
     assert "2 bad input" in text and "{info,warning,error}" in text
 
 
-def _keys_sorted(value) -> bool:
-    if isinstance(value, dict):
-        return list(value) == sorted(value) and all(_keys_sorted(v) for v in value.values())
-    if isinstance(value, list):
-        return all(_keys_sorted(v) for v in value)
-    return True
-
-
 def test_cli_json_rule_ignore_and_queries(tmp_path, capsys):
     path = _catalog_file(tmp_path, [refund(description="Refunds."), track()])
     assert _cli(["lint", str(path), "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
-    assert _keys_sorted(data)
+    assert keys_sorted(data)
     assert data["exit_code"] == 1 and data["counts"]["warning"] == 2
     assert {f["rule"] for f in data["findings"]} == {"anemic-description", "missing-use-when"}
     assert set(data["findings"][0]) == {"rule", "severity", "category", "kind", "tool_id", "path",

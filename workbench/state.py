@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -256,7 +257,24 @@ def autosaved_edits(cat: Catalog) -> int:
     if st.session_state.get("whatif") is not None:
         return 0  # the editor has already offered it in this session
     try:
-        saved = Autosave(st.session_state.get("autosave_dir")).load(cat.content_hash)
+        autosave = Autosave(st.session_state.get("autosave_dir"))
+        stat = autosave.path_for(cat.content_hash).stat()
+    except (OSError, RanklensError):
+        return 0  # no autosave (the common case): one stat, no read
+    return _autosaved_count(str(autosave.directory), cat.content_hash, stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=16)
+def _autosaved_count(directory: str, content_hash: str, mtime_ns: int, size: int) -> int:
+    """Applied edits in an autosave file, read once per version of the file.
+
+    The sidebar asks on every rerun of every page; the file holds a whole
+    working catalog, so it is parsed again only when it changes (mtime, size).
+    """
+    from core.whatif import Autosave
+
+    try:
+        saved = Autosave(directory).load(content_hash)
     except (OSError, RanklensError):
         return 0
     return saved.n_edits if saved is not None else 0
